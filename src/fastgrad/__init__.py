@@ -1,0 +1,21 @@
+"""fastgrad: automatic differentiation of NumPy code, a compiled drop-in for autograd.
+
+>>> import fastgrad.numpy as np
+>>> from fastgrad import grad
+>>> grad(lambda x: np.sum(np.tanh(x) ** 2))(np.ones(3))
+"""
+from ._engine import COMPILED
+from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,
+                                     grad_named, hessian, hessian_tensor_product,
+                                     hessian_vector_product, holomorphic_grad, jacobian,
+                                     make_ggnvp, make_hvp, make_jvp, make_vjp, multigrad_dict,
+                                     tensor_jacobian_product, value_and_grad,
+                                     vector_jacobian_product)
+from .tracer import getval as _getval, primitive
+
+__version__ = "0.1.0"
+
+
+def stop_gradient(x):
+    """``x`` as a constant: its value with every trace removed, so no gradient flows through it."""
+    return _getval(x)

@@ -1,0 +1,324 @@
+"""The engine in plain Python: the executable specification of ``_core.pyx``.
+
+Same names, same algorithms as the compiled engine.  Only ``_engine`` imports this.
+A primitive call records a node holding what its rule needs (answer, arguments, the
+rule itself); the rule runs in the backward pass, which visits nodes in reverse
+topological order and sums each node's cotangents over its consumers.
+"""
+import itertools
+import types
+import warnings
+
+from numpy import ndarray, float64
+
+primitive_vjps = {}        # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
+primitive_jvps = {}        # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
+notrace_primitives = {}    # node type -> set of primitives that are not recorded under it
+
+# Unique across threads, so no trace state is shared: a nested trace always gets a larger id.
+_trace_ids = itertools.count(1)
+ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3   # kinds of per-argument rules
+_IMMUTABLE = (float, complex, float64)  # cotangent types summed with `+`, never in place
+_generic_add = None                     # set by core: (prev or None, prev_owned, g) -> (sum, owned)
+
+
+def set_generic_add(fn):
+    global _generic_add
+    _generic_add = fn
+
+
+class Box:
+    """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
+    __slots__ = ("_value", "_trace", "_node")
+    type_mappings = {}
+    types = set()
+
+    def __init__(self, value, trace, node):
+        self._value, self._trace, self._node = value, trace, node
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __str__(self):
+        return "Autograd {0} with value {1}".format(type(self).__name__, str(self._value))
+
+    @classmethod
+    def register(cls, value_type):
+        Box.types.add(cls)
+        Box.type_mappings[value_type] = cls
+        Box.type_mappings[cls] = cls   # a box of a box (higher order) gets the same box type
+
+
+def new_box(value, trace, node):
+    try:
+        box_type = Box.type_mappings[type(value)]
+    except KeyError:
+        raise TypeError(_cannot_differentiate(value)) from None
+    return box_type(value, trace, node)
+
+
+def _cannot_differentiate(value):
+    msg = "Can't differentiate w.r.t. type {}".format(type(value))
+    if isinstance(value, int):
+        msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
+    return msg
+
+
+def isbox(x):
+    return isinstance(x, Box)
+
+
+def getval(x):
+    while isinstance(x, Box):
+        x = x._value
+    return x
+
+
+class Primitive:
+    """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.__dict__.update(getattr(fun, "__dict__", {}))
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fun, attr, None))
+        self.__wrapped__ = fun
+
+    def __call__(self, *args, **kwargs):
+        top, node_type = -1, None
+        for a in args:
+            if isinstance(a, Box) and a._trace > top:
+                top, node_type = a._trace, type(a._node)
+        if top < 0:
+            return self.fun(*args, **kwargs)
+        argvals, argnums, parents = list(args), [], []
+        for i, a in enumerate(args):
+            if isinstance(a, Box) and a._trace == top:
+                argvals[i] = a._value
+                argnums.append(i)
+                parents.append(a._node)
+        ans = self(*argvals, **kwargs)   # values may be boxes of outer traces: dispatch again
+        if self in notrace_primitives.get(node_type, ()):
+            return ans
+        node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
+        return new_box(ans, top, node)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self):
+        return "<fastgrad primitive {}>".format(self.__name__)
+
+
+class NotracePrimitive(Primitive):
+    """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*[getval(a) for a in args], **kwargs)
+
+
+def register_notrace(node_type, prim):
+    notrace_primitives.setdefault(node_type, set()).add(prim)
+
+
+def trace(start_node, fun, x):
+    t = next(_trace_ids)
+    start_box = new_box(x, t, start_node)
+    end_box = fun(start_box)
+    if isinstance(end_box, Box) and end_box._trace == t:
+        return end_box._value, end_box._node
+    warnings.warn("Output seems independent of input.", UserWarning, stacklevel=2)
+    return end_box, None
+
+
+class Node:
+    """Base of node types; subclass it and pass an instance (from ``new_root``) to ``trace``."""
+    __slots__ = ()
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        raise NotImplementedError("Node subclasses must define __init__")
+
+    def initialize_root(self, *args, **kwargs):
+        raise NotImplementedError("Node subclasses must define initialize_root")
+
+    @classmethod
+    def new_root(cls, *args, **kwargs):
+        root = cls.__new__(cls)
+        root.initialize_root(*args, **kwargs)
+        return root
+
+
+def _missing(mode, fun, argnums):
+    name = getattr(fun, "__name__", repr(fun))
+    return NotImplementedError("{} of {} wrt argnums {} not defined".format(mode, name, tuple(argnums)))
+
+
+class VJPRule:
+    """The reverse rules of one primitive, one per argument: (kind, function) by argnum."""
+    __slots__ = ("fun", "entries")
+
+    def __init__(self, fun, entries):
+        self.fun, self.entries = fun, entries
+
+    def one(self, argnum, g, ans, args, kwargs):
+        try:
+            kind, f = self.entries[argnum]
+        except KeyError:
+            raise _missing("VJP", self.fun, (argnum,)) from None
+        if kind == DIRECT:
+            return f(g, ans, *args, **kwargs)
+        if kind == MAKER:
+            return f(ans, *args, **kwargs)(g)
+        return None
+
+    def __call__(self, argnums, ans, args, kwargs):   # autograd's vjp_argnums convention
+        return lambda g: tuple([self.one(i, g, ans, args, kwargs) for i in argnums])
+
+
+class VJPNode(Node):
+    """A recorded primitive call, for the reverse mode."""
+    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs")
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        self.parents, self.parent_argnums, self.fun = parents, parent_argnums, fun
+        self.value, self.args, self.kwargs = value, args, kwargs
+        self.rule = primitive_vjps.get(fun)   # looked up now: later registry edits do not apply
+
+    def initialize_root(self):
+        self.parents, self.parent_argnums, self.fun, self.rule = (), (), None, None
+        self.value = self.args = self.kwargs = None
+
+    def vjp(self, g):
+        """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
+        rule, argnums = self.rule, self.parent_argnums
+        if type(rule) is VJPRule:
+            return [rule.one(i, g, self.value, self.args, self.kwargs) for i in argnums]
+        if rule is None:
+            raise _missing("VJP", self.fun, argnums)
+        return rule(argnums, self.value, self.args, self.kwargs)(g)
+
+    def release(self):
+        self.parents = self.args = self.kwargs = self.value = self.rule = None
+
+
+def toposort(end_node):
+    """Nodes from ``end_node`` back to the root, each after every node that consumes it."""
+    child_counts, stack = {}, [end_node]
+    while stack:
+        node = stack.pop()
+        if node in child_counts:
+            child_counts[node] += 1
+        else:
+            child_counts[node] = 1
+            stack.extend(node.parents)
+    order, ready = [], [end_node]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in node.parents:
+            if child_counts[parent] == 1:
+                ready.append(parent)
+            else:
+                child_counts[parent] -= 1
+    return order
+
+
+def _accumulate(prev, prev_owned, g):
+    """prev + g, in place only into an array this pass allocated.  -> (sum, owned)"""
+    tp = type(prev)
+    if tp is type(g):
+        if tp in _IMMUTABLE:
+            return prev + g, True
+        if tp is ndarray and prev.shape == g.shape and prev.dtype == g.dtype:
+            if prev_owned:
+                prev += g
+                return prev, True
+            return prev + g, True
+    return _generic_add(prev, prev_owned, g)
+
+
+def backward_pass(g, end_node, consume=False):
+    """The cotangent of the root given ``g`` for ``end_node``; None if nothing reaches it.
+
+    ``consume=True`` releases every node as soon as it is processed (single-use graphs)."""
+    pending, owned, result = {end_node: g}, set(), None
+    for node in toposort(end_node):
+        g = pending.pop(node, None)
+        if g is None:
+            continue
+        if not node.parents:
+            result = g
+            continue
+        for parent, cot in zip(node.parents, node.vjp(g)):
+            if cot is None:
+                continue
+            prev = pending.get(parent)
+            if prev is None:
+                if type(cot) in _IMMUTABLE or type(cot) is ndarray:
+                    pending[parent] = cot   # borrowed until a second contribution arrives
+                    continue
+                total, is_owned = _generic_add(None, False, cot)   # e.g. densify a sparse cotangent
+            else:
+                total, is_owned = _accumulate(prev, parent in owned, cot)
+            pending[parent] = total
+            if is_owned:
+                owned.add(parent)
+            else:
+                owned.discard(parent)
+        if consume and type(node) is VJPNode:
+            node.release()
+    return result
+
+
+class JVPRule:
+    """The forward rules of one primitive: (kind, function) by argnum, else ``default``."""
+    __slots__ = ("fun", "entries", "default")
+
+    def __init__(self, fun, entries, default=None):
+        self.fun, self.entries, self.default = fun, entries, default
+
+    def one(self, argnum, g, ans, args, kwargs):
+        entry = self.entries.get(argnum, self.default)
+        if entry is None:
+            raise _missing("JVP", self.fun, (argnum,))
+        kind, f = entry
+        if kind == DIRECT:
+            return f(g, ans, *args, **kwargs)
+        if kind == SAME:
+            return self.fun(*args[:argnum], g, *args[argnum + 1:], **kwargs)
+        return None
+
+    def __call__(self, argnums, gs, ans, args, kwargs):   # autograd's jvp_argnums convention
+        return _sum_tangents([self.one(i, g, ans, args, kwargs) for i, g in zip(argnums, gs)])
+
+
+def _sum_tangents(tangents):
+    total, owned = None, False
+    for t in tangents:
+        if t is None:
+            continue
+        if total is None:
+            total, owned = t, False
+        else:
+            total, owned = _accumulate(total, owned, t)
+    return total
+
+
+class JVPNode(Node):
+    """A primitive call in forward mode: holds the tangent ``g`` of its output (None = zero)."""
+    __slots__ = ("g",)
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        rule = primitive_jvps.get(fun)
+        if rule is None:
+            raise _missing("JVP", fun, parent_argnums)
+        live = [(i, p.g) for i, p in zip(parent_argnums, parents) if p.g is not None]
+        if type(rule) is JVPRule:
+            self.g = _sum_tangents([rule.one(i, g, value, args, kwargs) for i, g in live])
+        elif live:
+            self.g = rule(tuple([i for i, _ in live]), tuple([g for _, g in live]), value, args, kwargs)
+        else:
+            self.g = None
+
+    def initialize_root(self, g):
+        self.g = g

@@ -1,0 +1,311 @@
+"""The registry and vector spaces (the names of autograd.core), in Python.
+
+Rules are data: ``primitive_vjps[f]`` / ``primitive_jvps[f]`` hold one rule object per
+primitive, read by the engine when it records a call.  Vector spaces give the engine
+what it needs for values other than floats and arrays: zeros, and adding cotangents.
+"""
+from functools import reduce
+
+from ._engine import engine
+from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, primitive, trace
+from .util import func, subval, toposort
+
+VJPNode = engine.VJPNode
+JVPNode = engine.JVPNode
+primitive_vjps = engine.primitive_vjps
+primitive_jvps = engine.primitive_jvps
+_VJPRule, _JVPRule = engine.VJPRule, engine.JVPRule
+_ZERO, _MAKER, _DIRECT, _SAME = engine.ZERO, engine.MAKER, engine.DIRECT, engine.SAME
+
+
+# ---- reverse mode ---------------------------------------------------------------------
+
+def make_vjp(fun, x):
+    """``(vjp, value)``: trace ``fun`` at ``x``; ``vjp(g)`` pulls a cotangent back to ``x``.
+
+    ``vjp`` can be called many times (the graph is kept while it is alive)."""
+    return _make_vjp(fun, x, consume=False)
+
+
+def _make_vjp(fun, x, consume):
+    start_node = VJPNode.new_root()
+    end_value, end_node = trace(start_node, fun, x)
+    if end_node is None:
+        def vjp(g):
+            return vspace(x).zeros()
+    else:
+        def vjp(g):
+            result = engine.backward_pass(g, end_node, consume)
+            return vspace(x).zeros() if result is None else result
+    return vjp, end_value
+
+
+def backward_pass(g, end_node):
+    """The cotangent of the root of ``end_node``'s graph given ``g`` for ``end_node``."""
+    return engine.backward_pass(g, end_node, False)
+
+
+def defvjp_argnums(fun, vjpmaker):
+    """``vjpmaker(argnums, ans, args, kwargs)`` returns ``g -> cotangents for argnums``."""
+    primitive_vjps[fun] = vjpmaker
+
+
+def defvjp_argnum(fun, vjpmaker):
+    """``vjpmaker(argnum, ans, args, kwargs)`` returns ``g -> cotangent for argnum``."""
+    def vjp_argnums(argnums, ans, args, kwargs):
+        vjps = [vjpmaker(argnum, ans, args, kwargs) for argnum in argnums]
+        return lambda g: [vjp(g) for vjp in vjps]
+    primitive_vjps[fun] = vjp_argnums
+
+
+def _rule_table(kind, rules, argnums):
+    argnums = range(len(rules)) if argnums is None else argnums
+    return {i: (_ZERO, None) if r is None else (kind, r) for i, r in zip(argnums, rules)}
+
+
+def defvjp(fun, *vjpmakers, argnums=None):
+    """One maker per argument: ``maker(ans, *args, **kwargs)`` returns ``g -> cotangent``.
+
+    ``None`` means the gradient w.r.t. that argument is zero."""
+    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_MAKER, vjpmakers, argnums))
+
+
+def defvjp_direct(fun, *rules, argnums=None):
+    """fastgrad's fast form: ``rule(g, ans, *args, **kwargs)`` returns the cotangent.
+
+    Applied during the backward pass, so no closure is made per call; ``None`` (as a rule
+    or as a rule's result) is a symbolic zero."""
+    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_DIRECT, rules, argnums))
+
+
+def translate_vjp(vjpfun, fun, argnum):
+    if vjpfun is None:
+        return lambda ans, *args, **kwargs: lambda g: vspace(args[argnum]).zeros()
+    if callable(vjpfun):
+        return vjpfun
+    raise TypeError("Can't handle VJP {}".format(vjpfun))
+
+
+def identity_vjp(argnums, *args):
+    return lambda g: g
+
+
+# ---- forward mode ---------------------------------------------------------------------
+
+def make_jvp(fun, x):
+    """``jvp(g) -> (value, tangent)``: runs ``fun`` at ``x`` pushing the tangent ``g`` forward."""
+    def jvp(g):
+        start_node = JVPNode.new_root(g)
+        end_value, end_node = trace(start_node, fun, x)
+        if end_node is None or end_node.g is None:
+            return end_value, vspace(end_value).zeros()
+        return end_value, end_node.g
+    return jvp
+
+
+def defjvp_argnums(fun, jvpmaker):
+    """``jvpmaker(argnums, gs, ans, args, kwargs)`` returns the output tangent."""
+    primitive_jvps[fun] = jvpmaker
+
+
+def defjvp_argnum(fun, jvpmaker):
+    """``jvpmaker(argnum, g, ans, args, kwargs)`` returns that argument's tangent contribution."""
+    def jvp_argnums(argnums, gs, ans, args, kwargs):
+        return sum_outgrads([jvpmaker(i, g, ans, args, kwargs) for i, g in zip(argnums, gs)])
+    primitive_jvps[fun] = jvp_argnums
+
+
+def defjvp(fun, *jvpfuns, argnums=None):
+    """One rule per argument: ``jvp(g, ans, *args, **kwargs)``; ``None`` = zero, ``"same"`` =
+    apply ``fun`` itself to the tangent in that slot (the argument enters linearly)."""
+    argnums = range(len(jvpfuns)) if argnums is None else argnums
+    table = {i: (_ZERO, None) if r is None else (_SAME, None) if r == "same" else (_DIRECT, r)
+             for i, r in zip(argnums, jvpfuns)}
+    primitive_jvps[fun] = _JVPRule(fun, table, None)
+
+
+def def_linear(fun):
+    """``fun`` is linear in each argument: its JVP applies ``fun`` to the tangent."""
+    primitive_jvps[fun] = _JVPRule(fun, {}, (_SAME, None))
+
+
+def translate_jvp(jvpfun, fun, argnum):
+    if jvpfun is None:
+        return lambda g, ans, *args, **kwargs: vspace(ans).zeros()
+    if jvpfun == "same":
+        return lambda g, ans, *args, **kwargs: fun(*subval(args, argnum, g), **kwargs)
+    if callable(jvpfun):
+        return jvpfun
+    raise TypeError("Can't handle JVP {}".format(jvpfun))
+
+
+def identity_jvp(g, *args, **kwargs):
+    return g
+
+
+# ---- adding cotangents ----------------------------------------------------------------
+
+def add_outgrads(prev_g_flagged, g):
+    """``(sum, owned)`` of a pending ``(value, owned)`` (or None) and a new contribution."""
+    prev, prev_owned = prev_g_flagged if prev_g_flagged is not None else (None, False)
+    sparse = type(g) in sparse_object_types
+    if prev is None:
+        return (sparse_add(vspace(g), None, g), True) if sparse else (g, False)
+    vs = vspace(g)
+    if prev_owned:
+        return (sparse_add(vs, prev, g) if sparse else vs.mut_add(prev, g)), True
+    if sparse:
+        return sparse_add(vs, vs.mut_add(None, prev), g), True
+    return vs.add(prev, g), True
+
+
+def sum_outgrads(gs):
+    return reduce(add_outgrads, gs, None)[0]
+
+
+engine.set_generic_add(lambda prev, owned, g: add_outgrads((prev, owned) if prev is not None else None, g))
+
+
+# ---- vector spaces ----------------------------------------------------------------------
+
+class VSpace:
+    """The space a value lives in: its zeros, ones, basis, and linear operations.
+
+    Subclass it for a new value type and register it with ``VSpace.register(value_type)``.
+    The public operations are primitives so that they can themselves be differentiated."""
+    __slots__ = ()
+    mappings = {}
+    iscomplex = False
+
+    def __init__(self, value):
+        pass
+
+    def zeros(self):
+        raise NotImplementedError(repr(self))
+
+    def ones(self):
+        raise NotImplementedError(repr(self))
+
+    def standard_basis(self):
+        raise NotImplementedError(repr(self))
+
+    def randn(self):
+        raise NotImplementedError(repr(self))
+
+    @primitive
+    def mut_add(self, x_prev, x_new):
+        return self._mut_add(self.zeros() if x_prev is None else x_prev, x_new)
+
+    @primitive
+    def add(self, x_prev, x_new):
+        return self._add(x_prev, x_new)
+
+    @primitive
+    def scalar_mul(self, x, a):
+        return self._scalar_mul(x, a)
+
+    @primitive
+    def inner_prod(self, x, y):
+        return self._inner_prod(x, y)
+
+    @primitive
+    def covector(self, x):
+        return self._covector(x)
+
+    def _add(self, x, y):
+        return x + y
+
+    def _mut_add(self, x, y):
+        x += y
+        return x
+
+    def _scalar_mul(self, x, a):
+        return x * a
+
+    def _inner_prod(self, x, y):
+        raise NotImplementedError(repr(self))
+
+    def _covector(self, x):
+        return x
+
+    def __eq__(self, other):
+        return type(self) == type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return "{}_{}".format(type(self).__name__, getattr(self, "__dict__", {}))
+
+    @classmethod
+    def register(cls, value_type, vspace_maker=None):
+        VSpace.mappings[value_type] = vspace_maker or cls
+
+    def examples(self):
+        # a few values of the space, to test rules on
+        return [self.zeros(), self.ones(), self.randn()]
+
+
+def vspace(value):
+    """The vector space of ``value`` (looking through boxes)."""
+    try:
+        return VSpace.mappings[type(value)](value)
+    except KeyError:
+        if isbox(value):
+            return vspace(getval(value))
+        raise TypeError("Can't find vector space for value {} of type {}. Valid types are {}".format(
+            value, type(value), sorted(map(str, VSpace.mappings)))) from None
+
+
+def _inner_prod_rule(g, ans, vs, x, y, other):
+    return vs.covector(vs.scalar_mul(other, g))
+
+
+defvjp_direct(VSpace.add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+defvjp_direct(VSpace.mut_add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+defvjp_direct(VSpace.covector, None, lambda g, ans, vs, x: vs.covector(g))
+defvjp_direct(VSpace.inner_prod, None,
+              lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(y, g)),
+              lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(x, g)))
+defvjp_direct(VSpace.scalar_mul, None,
+              lambda g, ans, vs, x, a: vs.scalar_mul(g, a),
+              lambda g, ans, vs, x, a: vs.covector(vs.inner_prod(g, vs.covector(x))))
+defjvp(VSpace.add, None, "same", "same")
+defjvp(VSpace.mut_add, None, "same", "same")
+defjvp(VSpace.covector, None, "same")
+defjvp(VSpace.scalar_mul, None, "same", lambda g, ans, vs, x, a: vs.scalar_mul(x, g))
+defjvp(VSpace.inner_prod, None,
+       lambda g, ans, vs, x, y: vs.inner_prod(g, y),
+       lambda g, ans, vs, x, y: vs.inner_prod(x, g))
+
+
+# ---- sparse cotangents ------------------------------------------------------------------
+
+class SparseObject:
+    """A cotangent that knows how to add itself into a dense value of space ``vs``.
+
+    ``mut_add(x)`` adds it into ``x`` in place and returns ``x``; indexing uses this so that
+    ``x[i]`` does not make a dense zero array per use."""
+    __slots__ = ("vs", "mut_add")
+
+    def __init__(self, vs, mut_add):
+        self.vs, self.mut_add = vs, mut_add
+
+
+class SparseBox(Box):
+    __slots__ = ()
+
+
+SparseBox.register(SparseObject)
+VSpace.register(SparseObject, lambda x: x.vs)
+sparse_object_types = {SparseObject, SparseBox}
+
+
+@primitive
+def sparse_add(vs, x_prev, x_new):
+    """Add the sparse ``x_new`` into ``x_prev`` (zeros of ``vs`` if None), in place."""
+    return x_new.mut_add(vs.zeros() if x_prev is None else x_prev)
+
+
+defvjp_direct(sparse_add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+defjvp(sparse_add, None, "same", "same")

@@ -1,0 +1,56 @@
+"""Small helpers shared by the Python layer (autograd.util's names)."""
+import operator
+import warnings
+
+
+def subvals(x, ivs):
+    """A tuple like ``x`` with ``x[i] = v`` for every ``(i, v)`` in ``ivs``."""
+    x = list(x)
+    for i, v in ivs:
+        x[i] = v
+    return tuple(x)
+
+
+def subval(x, i, v):
+    """A tuple like ``x`` with ``x[i] = v``."""
+    x = list(x)
+    x[i] = v
+    return tuple(x)
+
+
+def func(f):
+    """The plain function behind a method or primitive (kept for autograd compatibility)."""
+    return f
+
+
+def toposort(end_node, parents=operator.attrgetter("parents")):
+    """Yield the nodes reachable from ``end_node``, each after all the nodes that consume it.
+
+    Iterative (no recursion), so it works on graphs of any depth."""
+    child_counts, stack = {}, [end_node]
+    while stack:
+        node = stack.pop()
+        if node in child_counts:
+            child_counts[node] += 1
+        else:
+            child_counts[node] = 1
+            stack.extend(parents(node))
+    ready = [end_node]
+    while ready:
+        node = ready.pop()
+        yield node
+        for parent in parents(node):
+            if child_counts[parent] == 1:
+                ready.append(parent)
+            else:
+                child_counts[parent] -= 1
+
+
+def quick_grad_check(fun, arg0, extra_args=(), kwargs={}, verbose=True,
+                     eps=1e-4, rtol=1e-4, atol=1e-6, rs=None):
+    """Deprecated: use ``fastgrad.test_util.check_grads``."""
+    warnings.warn("quick_grad_check is deprecated; use fastgrad.test_util.check_grads", UserWarning)
+    from .test_util import check_grads
+    check_grads(lambda x: fun(x, *extra_args, **kwargs), modes=["rev"], order=1)(arg0)
+    if verbose:
+        print("Gradient projection OK")
