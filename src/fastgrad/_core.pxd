@@ -1,0 +1,50 @@
+# The compiled engine's typed contract: one field per line, each saying what it holds.
+# _core_py.py is the same engine in plain Python; keep the two in step.
+
+cdef class Box:
+    cdef public object _value        # the traced value (itself a Box of an outer trace at higher order)
+    cdef public long long _trace     # id of the trace that made this box; nested traces have larger ids
+    cdef public object _node         # the node that recorded how _value was computed
+    cdef object __weakref__
+
+
+cdef class Primitive:
+    cdef public object fun           # the raw function, called on plain values
+    cdef public object _notrace_types  # frozenset of node types under which calls are not recorded, or None
+    cdef dict __dict__               # __name__, __doc__, __wrapped__ and the raw function's attributes
+
+
+cdef class NotracePrimitive(Primitive):
+    pass
+
+
+cdef class Node:
+    cdef object __weakref__
+
+
+cdef class VJPRule:
+    cdef readonly object fun         # the primitive, for error messages
+    cdef readonly dict entries       # argnum -> (kind, function): ZERO, MAKER or DIRECT
+    cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs)
+
+
+cdef class JVPRule:
+    cdef readonly object fun         # the primitive, for error messages and SAME rules
+    cdef readonly dict entries       # argnum -> (kind, function): ZERO, DIRECT or SAME
+    cdef readonly object default     # entry for argnums not in entries (def_linear), or None
+    cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs)
+
+
+cdef class VJPNode(Node):
+    cdef readonly tuple parents          # nodes of the boxed arguments, in argument order
+    cdef readonly tuple parent_argnums   # their positions in args
+    cdef readonly object fun             # the primitive that was called
+    cdef readonly object rule            # primitive_vjps[fun] when recorded (None: no rule)
+    cdef readonly object value           # the output (what rules call ans)
+    cdef readonly tuple args             # the unboxed positional arguments
+    cdef readonly dict kwargs            # the keyword arguments
+    cdef void release(self)
+
+
+cdef class JVPNode(Node):
+    cdef public object g                 # tangent of the output; None is a symbolic zero

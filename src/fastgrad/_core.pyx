@@ -1,0 +1,491 @@
+# The compiled engine: the per-primitive and per-node work of differentiation.
+#
+# Same names and algorithms as _core_py.py (read that first: it is the specification).
+# What differs is only how: C fields instead of attributes, tuples built in place,
+# rules called through vectorcall, and cotangent sums with exact-type fast paths.
+cimport cython
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from cpython.dict cimport PyDict_GetItem, PyDict_DelItem
+
+import types as _types
+import warnings
+
+from numpy import ndarray, float64
+
+cdef extern from "Python.h":
+    object PyObject_Vectorcall(object callable, PyObject** args, size_t nargsf, PyObject* kwnames)
+    object PyObject_Call(object callable, object args, PyObject* kwargs)
+
+primitive_vjps = {}        # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
+primitive_jvps = {}        # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
+notrace_primitives = {}    # node type -> set of primitives that are not recorded under it
+
+ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3
+DEF MAX_STACK_ARGS = 8
+
+cdef dict _vjps = primitive_vjps
+cdef dict _jvps = primitive_jvps
+cdef dict _box_types = {}       # value type -> Box subclass (Box.type_mappings)
+cdef set _plain_box_types = set()   # Box subclasses without their own __init__: filled in C
+cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
+cdef object _generic_add = None # set by core: (prev or None, prev_owned, g) -> (sum, owned)
+cdef tuple _EMPTY = ()
+cdef object _ndarray = ndarray
+cdef object _float64 = float64
+
+
+def set_generic_add(fn):
+    global _generic_add
+    _generic_add = fn
+
+
+cdef class Box:
+    """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
+    type_mappings = _box_types
+    types = set()
+
+    def __init__(self, value, trace, node):
+        self._value = value
+        self._trace = trace
+        self._node = node
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __str__(self):
+        return "Autograd {0} with value {1}".format(type(self).__name__, str(self._value))
+
+    @classmethod
+    def register(cls, value_type):
+        Box.types.add(cls)
+        _box_types[value_type] = cls
+        _box_types[cls] = cls   # a box of a box (higher order) gets the same box type
+        if cls.__init__ is Box.__init__:
+            _plain_box_types.add(cls)
+        else:
+            _plain_box_types.discard(cls)
+
+
+cdef inline object _new_box(object value, long long trace, object node):
+    cdef PyObject* found = PyDict_GetItem(_box_types, type(value))
+    if found is NULL:
+        raise TypeError(_cannot_differentiate(value))
+    box_type = <object>found
+    if box_type not in _plain_box_types:
+        return box_type(value, trace, node)
+    cdef Box box = (<PyTypeObject*>box_type).tp_new(box_type, <PyObject*>_EMPTY, NULL)
+    box._value = value
+    box._trace = trace
+    box._node = node
+    return box
+
+
+def new_box(value, trace, node):
+    return _new_box(value, trace, node)
+
+
+def _cannot_differentiate(value):
+    msg = "Can't differentiate w.r.t. type {}".format(type(value))
+    if isinstance(value, int):
+        msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
+    return msg
+
+
+def isbox(x):
+    return isinstance(x, Box)
+
+
+cpdef object getval(object x):
+    while isinstance(x, Box):
+        x = (<Box>x)._value
+    return x
+
+
+cdef class Primitive:
+    """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        self._notrace_types = None
+        for name, value in getattr(fun, "__dict__", {}).items():
+            setattr(self, name, value)
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fun, attr, None))
+        self.__wrapped__ = fun
+
+    def __call__(self, *args, **kwargs):
+        cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i, j, count = 0
+        cdef long long top = -1, t
+        cdef object a, node_type = None
+        for i in range(n):
+            a = <object>PyTuple_GET_ITEM(args, i)
+            if isinstance(a, Box):
+                t = (<Box>a)._trace
+                if t > top:
+                    top, count, node_type = t, 1, type((<Box>a)._node)
+                elif t == top:
+                    count += 1
+        if top < 0:
+            return PyObject_Call(self.fun, args, <PyObject*>kwargs if kwargs else NULL)
+
+        # Unbox the arguments of the innermost trace; note whether any box is left.
+        cdef tuple argvals = PyTuple_New(n)
+        cdef tuple argnums = PyTuple_New(count)
+        cdef tuple parents = PyTuple_New(count)
+        cdef bint boxes_left = False
+        j = 0
+        for i in range(n):
+            a = <object>PyTuple_GET_ITEM(args, i)
+            if isinstance(a, Box):
+                if (<Box>a)._trace == top:
+                    node = (<Box>a)._node
+                    Py_INCREF(node)
+                    PyTuple_SET_ITEM(parents, j, node)
+                    num = i
+                    Py_INCREF(num)
+                    PyTuple_SET_ITEM(argnums, j, num)
+                    j += 1
+                    a = (<Box>a)._value
+                    if isinstance(a, Box):
+                        boxes_left = True
+                else:
+                    boxes_left = True
+            Py_INCREF(a)
+            PyTuple_SET_ITEM(argvals, i, a)
+
+        cdef PyObject* kw = <PyObject*>kwargs if kwargs else NULL
+        if boxes_left:   # boxes of outer traces: dispatch again, outermost last
+            ans = PyObject_Call(self, argvals, kw)
+        else:
+            ans = PyObject_Call(self.fun, argvals, kw)
+        if self._notrace_types is not None and node_type in self._notrace_types:
+            return ans
+        if node_type is VJPNode:
+            node = _vjp_node(ans, self, argvals, kwargs, argnums, parents)
+        else:
+            node = node_type(ans, self, argvals, kwargs, argnums, parents)
+        return _new_box(ans, top, node)
+
+    def __get__(self, obj, objtype):
+        return self if obj is None else _types.MethodType(self, obj)
+
+    def __repr__(self):
+        return "<fastgrad primitive {}>".format(getattr(self, "__name__", None))
+
+
+cdef class NotracePrimitive(Primitive):
+    """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
+
+    def __call__(self, *args, **kwargs):
+        cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i
+        cdef tuple argvals = PyTuple_New(n)
+        for i in range(n):
+            a = getval(<object>PyTuple_GET_ITEM(args, i))
+            Py_INCREF(a)
+            PyTuple_SET_ITEM(argvals, i, a)
+        return PyObject_Call(self.fun, argvals, <PyObject*>kwargs if kwargs else NULL)
+
+
+def register_notrace(node_type, prim):
+    notrace_primitives.setdefault(node_type, set()).add(prim)
+    if isinstance(prim, Primitive):
+        current = (<Primitive>prim)._notrace_types or frozenset()
+        (<Primitive>prim)._notrace_types = current | {node_type}
+
+
+def trace(start_node, fun, x):
+    global _last_trace
+    _last_trace += 1
+    cdef long long t = _last_trace
+    start_box = _new_box(x, t, start_node)
+    end_box = fun(start_box)
+    if isinstance(end_box, Box) and (<Box>end_box)._trace == t:
+        return (<Box>end_box)._value, (<Box>end_box)._node
+    warnings.warn("Output seems independent of input.", UserWarning, stacklevel=2)
+    return end_box, None
+
+
+cdef class Node:
+    """Base of node types; subclass it and pass an instance (from ``new_root``) to ``trace``."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        raise NotImplementedError("Node subclasses must define __init__")
+
+    def initialize_root(self, *args, **kwargs):
+        raise NotImplementedError("Node subclasses must define initialize_root")
+
+    @classmethod
+    def new_root(cls, *args, **kwargs):
+        root = cls.__new__(cls)
+        root.initialize_root(*args, **kwargs)
+        return root
+
+
+def _missing(mode, fun, argnums):
+    name = getattr(fun, "__name__", repr(fun))
+    return NotImplementedError("{} of {} wrt argnums {} not defined".format(mode, name, tuple(argnums)))
+
+
+cdef object _call_with(object f, object first, object second, bint two, tuple args, dict kwargs):
+    """f(first[, second], *args, **kwargs) without building a tuple when it can be avoided."""
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i, lead = 2 if two else 1
+    cdef PyObject* stack[MAX_STACK_ARGS + 2]
+    if not kwargs and n <= MAX_STACK_ARGS:
+        stack[0] = <PyObject*>first
+        stack[1] = <PyObject*>second
+        for i in range(n):
+            stack[lead + i] = PyTuple_GET_ITEM(args, i)
+        return PyObject_Vectorcall(f, stack, n + lead, NULL)
+    cdef tuple full = PyTuple_New(n + lead)
+    Py_INCREF(first)
+    PyTuple_SET_ITEM(full, 0, first)
+    if two:
+        Py_INCREF(second)
+        PyTuple_SET_ITEM(full, 1, second)
+    for i in range(n):
+        a = <object>PyTuple_GET_ITEM(args, i)
+        Py_INCREF(a)
+        PyTuple_SET_ITEM(full, lead + i, a)
+    return PyObject_Call(f, full, <PyObject*>kwargs if kwargs else NULL)
+
+
+@cython.final
+cdef class VJPRule:
+    """The reverse rules of one primitive, one per argument: (kind, function) by argnum."""
+
+    def __init__(self, fun, dict entries):
+        self.fun = fun
+        self.entries = entries
+
+    cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs):
+        cdef PyObject* found = PyDict_GetItem(self.entries, argnum)
+        if found is NULL:
+            raise _missing("VJP", self.fun, (argnum,))
+        kind, f = <object>found
+        if kind == DIRECT:
+            return _call_with(f, g, ans, True, args, kwargs)
+        if kind == MAKER:
+            return _call_with(f, ans, None, False, args, kwargs)(g)
+        return None
+
+    def __call__(self, argnums, ans, args, kwargs):   # autograd's vjp_argnums convention
+        return lambda g: tuple([self.one(i, g, ans, args, kwargs) for i in argnums])
+
+
+@cython.final
+cdef class VJPNode(Node):
+    """A recorded primitive call, for the reverse mode."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        self.parents, self.parent_argnums, self.fun = tuple(parents), tuple(parent_argnums), fun
+        self.value, self.args, self.kwargs = value, tuple(args), dict(kwargs)
+        self.rule = _vjps.get(fun)   # looked up now: later registry edits do not apply
+
+    def initialize_root(self):
+        self.parents = self.parent_argnums = _EMPTY
+        self.args = _EMPTY
+
+    def vjp(self, g):
+        """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
+        return _node_vjp(self, g)
+
+    cdef void release(self):
+        self.parents = _EMPTY
+        self.args = _EMPTY
+        self.value = self.kwargs = self.rule = None
+
+
+cdef VJPNode _vjp_node(object ans, object fun, tuple args, dict kwargs, tuple argnums, tuple parents):
+    cdef VJPNode node = VJPNode.__new__(VJPNode)
+    node.parents, node.parent_argnums, node.fun = parents, argnums, fun
+    node.value, node.args, node.kwargs = ans, args, kwargs
+    node.rule = _vjps.get(fun)
+    return node
+
+
+cdef object _node_vjp(VJPNode node, object g):
+    rule, argnums = node.rule, node.parent_argnums
+    if type(rule) is VJPRule:
+        return [(<VJPRule>rule).one(i, g, node.value, node.args, node.kwargs) for i in argnums]
+    if rule is None:
+        raise _missing("VJP", node.fun, argnums)
+    return rule(argnums, node.value, node.args, node.kwargs)(g)
+
+
+cdef inline tuple _parents_of(object node):
+    if type(node) is VJPNode:
+        return (<VJPNode>node).parents
+    return tuple(node.parents)
+
+
+cpdef list toposort(object end_node):
+    """Nodes from ``end_node`` back to the root, each after every node that consumes it."""
+    cdef dict child_counts = {}
+    cdef list stack = [end_node], order = [], ready = [end_node]
+    cdef PyObject* found
+    while stack:
+        node = stack.pop()
+        found = PyDict_GetItem(child_counts, node)
+        if found is not NULL:
+            child_counts[node] = <object>found + 1
+        else:
+            child_counts[node] = 1
+            stack.extend(_parents_of(node))
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in _parents_of(node):
+            count = child_counts[parent]
+            if count == 1:
+                ready.append(parent)
+            else:
+                child_counts[parent] = count - 1
+    return order
+
+
+cdef inline bint _is_fast(object tp):
+    return tp is float or tp is _float64 or tp is _ndarray or tp is complex
+
+
+cdef tuple _accumulate(object prev, bint prev_owned, object g):
+    """prev + g, in place only into an array this pass allocated.  -> (sum, owned)"""
+    tp = type(prev)
+    if tp is type(g):
+        if tp is float or tp is _float64 or tp is complex:
+            return prev + g, True
+        if tp is _ndarray and prev.shape == g.shape and prev.dtype == g.dtype:
+            if prev_owned:
+                prev += g
+                return prev, True
+            return prev + g, True
+    return _generic_add(prev, prev_owned, g)
+
+
+cdef void _add_pending(dict pending, set owned, object parent, object cot) except *:
+    cdef PyObject* found = PyDict_GetItem(pending, parent)
+    if found is NULL:
+        if _is_fast(type(cot)):
+            pending[parent] = cot   # borrowed until a second contribution arrives
+            return
+        total, is_owned = _generic_add(None, False, cot)   # e.g. densify a sparse cotangent
+    else:
+        total, is_owned = _accumulate(<object>found, parent in owned, cot)
+    pending[parent] = total
+    if is_owned:
+        owned.add(parent)
+    else:
+        owned.discard(parent)
+
+
+def backward_pass(object g, object end_node, bint consume=False):
+    """The cotangent of the root given ``g`` for ``end_node``; None if nothing reaches it.
+
+    ``consume=True`` releases every node as soon as it is processed (single-use graphs)."""
+    cdef list order = toposort(end_node)
+    cdef dict pending = {end_node: g}
+    cdef set owned = set()
+    cdef Py_ssize_t k, idx, nparents
+    cdef PyObject* found
+    cdef VJPNode vnode
+    cdef tuple parents, argnums
+    result = None
+    for idx in range(len(order)):
+        node = order[idx]
+        found = PyDict_GetItem(pending, node)
+        if found is NULL:
+            continue
+        g = <object>found
+        PyDict_DelItem(pending, node)
+        if type(node) is VJPNode:
+            vnode = <VJPNode>node
+            parents = vnode.parents
+            nparents = PyTuple_GET_SIZE(parents)
+            if nparents == 0:
+                result = g
+                continue
+            rule = vnode.rule
+            if type(rule) is VJPRule:
+                argnums = vnode.parent_argnums
+                for k in range(nparents):
+                    cot = (<VJPRule>rule).one(<object>PyTuple_GET_ITEM(argnums, k), g,
+                                              vnode.value, vnode.args, vnode.kwargs)
+                    if cot is not None:
+                        _add_pending(pending, owned, <object>PyTuple_GET_ITEM(parents, k), cot)
+            else:
+                for parent, cot in zip(parents, _node_vjp(vnode, g)):
+                    if cot is not None:
+                        _add_pending(pending, owned, parent, cot)
+            if consume:
+                vnode.release()
+                order[idx] = None
+        else:
+            parents = tuple(node.parents)
+            if not parents:
+                result = g
+                continue
+            for parent, cot in zip(parents, node.vjp(g)):
+                if cot is not None:
+                    _add_pending(pending, owned, parent, cot)
+    return result
+
+
+@cython.final
+cdef class JVPRule:
+    """The forward rules of one primitive: (kind, function) by argnum, else ``default``."""
+
+    def __init__(self, fun, dict entries, default=None):
+        self.fun = fun
+        self.entries = entries
+        self.default = default
+
+    cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs):
+        cdef PyObject* found = PyDict_GetItem(self.entries, argnum)
+        entry = <object>found if found is not NULL else self.default
+        if entry is None:
+            raise _missing("JVP", self.fun, (argnum,))
+        kind, f = entry
+        if kind == DIRECT:
+            return _call_with(f, g, ans, True, args, kwargs)
+        if kind == SAME:
+            i = argnum
+            return PyObject_Call(self.fun, args[:i] + (g,) + args[i + 1:],
+                                 <PyObject*>kwargs if kwargs else NULL)
+        return None
+
+    def __call__(self, argnums, gs, ans, args, kwargs):   # autograd's jvp_argnums convention
+        return _sum_tangents([self.one(i, g, ans, args, kwargs) for i, g in zip(argnums, gs)])
+
+
+cdef object _sum_tangents(list tangents):
+    total, owned = None, False
+    for t in tangents:
+        if t is None:
+            continue
+        if total is None:
+            total, owned = t, False
+        else:
+            total, owned = _accumulate(total, owned, t)
+    return total
+
+
+@cython.final
+cdef class JVPNode(Node):
+    """A primitive call in forward mode: holds the tangent ``g`` of its output (None = zero)."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        rule = _jvps.get(fun)
+        if rule is None:
+            raise _missing("JVP", fun, parent_argnums)
+        args, kwargs = tuple(args), dict(kwargs)
+        live = [(i, (<JVPNode>p).g) for i, p in zip(parent_argnums, parents) if (<JVPNode>p).g is not None]
+        if type(rule) is JVPRule:
+            self.g = _sum_tangents([(<JVPRule>rule).one(i, g, value, args, kwargs) for i, g in live])
+        elif live:
+            self.g = rule(tuple([i for i, _ in live]), tuple([g for _, g in live]), value, args, kwargs)
+        else:
+            self.g = None
+
+    def initialize_root(self, g):
+        self.g = g
