@@ -19,7 +19,7 @@ cdef class NotracePrimitive(Primitive):
 
 
 cdef class Node:
-    cdef object __weakref__
+    pass
 
 
 cdef class VJPRule:
@@ -43,8 +43,10 @@ cdef class VJPNode(Node):
     cdef readonly object value           # the output (what rules call ans)
     cdef readonly tuple args             # the unboxed positional arguments
     cdef readonly dict kwargs            # the keyword arguments
+    cdef object __weakref__
     cdef void release(self)
 
 
 cdef class JVPNode(Node):
     cdef public object g                 # tangent of the output; None is a symbolic zero
+    cdef object __weakref__

@@ -29,7 +29,7 @@ def set_generic_add(fn):
 
 class Box:
     """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
-    __slots__ = ("_value", "_trace", "_node")
+    __slots__ = ("_value", "_trace", "_node", "__weakref__")
     type_mappings = {}
     types = set()
 
@@ -177,7 +177,7 @@ class VJPRule:
 
 class VJPNode(Node):
     """A recorded primitive call, for the reverse mode."""
-    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs")
+    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs", "__weakref__")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         self.parents, self.parent_argnums, self.fun = parents, parent_argnums, fun
@@ -198,7 +198,8 @@ class VJPNode(Node):
         return rule(argnums, self.value, self.args, self.kwargs)(g)
 
     def release(self):
-        self.parents = self.args = self.kwargs = self.value = self.rule = None
+        self.parents = self.args = ()
+        self.kwargs = self.value = self.rule = None
 
 
 def toposort(end_node):
@@ -306,7 +307,7 @@ def _sum_tangents(tangents):
 
 class JVPNode(Node):
     """A primitive call in forward mode: holds the tangent ``g`` of its output (None = zero)."""
-    __slots__ = ("g",)
+    __slots__ = ("g", "__weakref__")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         rule = primitive_jvps.get(fun)

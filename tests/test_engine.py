@@ -1,0 +1,357 @@
+"""The engine contract, checked on both engines: the compiled ``_core`` and the pure ``_core_py``.
+
+These tests talk to each engine module directly (not through ``fastgrad._engine``), so both
+run in one process whichever engine fastgrad itself selected.  Values are a private float
+subclass so that the boxes registered here never collide with ``fastgrad.numpy``'s.
+"""
+import gc
+import threading
+import weakref
+
+import numpy as onp
+import pytest
+
+import fastgrad
+import fastgrad.core as core
+from fastgrad import _core_py
+
+try:
+    from fastgrad import _core
+except ImportError:   # the compiled engine is optional unless FASTGRAD_REQUIRE_EXTENSIONS=1
+    _core = None
+
+ENGINES = [pytest.param(_core_py, id="pure"),
+           pytest.param(_core, id="compiled",
+                        marks=pytest.mark.skipif(_core is None, reason="compiled engine not built"))]
+
+
+class Val(float):
+    """A value type private to these tests."""
+
+
+class ValSpace(core.VSpace):
+    """Vector space of Val: needed when cotangents are boxes (higher order)."""
+
+    def __init__(self, value):
+        self.size, self.shape = 1, ()
+
+    def zeros(self):
+        return Val(0.0)
+
+    def ones(self):
+        return Val(1.0)
+
+    def _add(self, x, y):
+        return Val(x + y)
+
+    def _mut_add(self, x, y):
+        return Val(x + y)
+
+
+ValSpace.register(Val)
+
+
+class Kit:
+    """Box type and primitives bound to one engine."""
+
+    def __init__(self, eng):
+        self.eng = eng
+        # Sums of boxes (higher order) go through the engine's generic hook: trace them with
+        # this engine's own add, as core does with VSpace.add for the selected engine.
+        eng.set_generic_add(lambda prev, owned, g: (g if prev is None else self.add(prev, g), False))
+
+        class ValBox(eng.Box):
+            __slots__ = ()
+        ValBox.register(Val)
+        ValSpace.register(ValBox)   # core.vspace knows only the selected engine's boxes
+        self.ValBox = ValBox
+        self.mul = eng.Primitive(lambda a, b: Val(a * b))
+        self.add = eng.Primitive(lambda a, b: Val(a + b))
+        self.sin = eng.Primitive(lambda x: Val(onp.sin(x)))
+        self.cos = eng.Primitive(lambda x: Val(onp.cos(x)))
+        vjps = eng.primitive_vjps
+        vjps[self.mul] = eng.VJPRule(self.mul, {0: (eng.DIRECT, lambda g, ans, a, b: self.mul(g, b)),
+                                                1: (eng.DIRECT, lambda g, ans, a, b: self.mul(g, a))})
+        vjps[self.add] = eng.VJPRule(self.add, {0: (eng.DIRECT, lambda g, ans, a, b: g),
+                                                1: (eng.DIRECT, lambda g, ans, a, b: g)})
+        # sin uses an autograd-style maker, cos the direct form: both kinds must work
+        vjps[self.sin] = eng.VJPRule(self.sin, {0: (eng.MAKER, lambda ans, x: lambda g: self.mul(g, self.cos(x)))})
+        vjps[self.cos] = eng.VJPRule(self.cos, {0: (eng.DIRECT, lambda g, ans, x: self.mul(g, self.mul(Val(-1.0), self.sin(x))))})
+
+    def grad(self, fun, x):
+        end_value, end_node = self.eng.trace(self.eng.VJPNode.new_root(), fun, Val(x))
+        return self.eng.backward_pass(Val(1.0), end_node)
+
+
+@pytest.fixture(params=ENGINES)
+def kit(request):
+    return Kit(request.param)
+
+
+def test_the_switch_reports_the_engine_in_use():
+    from fastgrad import _engine
+    assert fastgrad.COMPILED == (_engine.engine is _core) and _core is not None or not fastgrad.COMPILED
+
+
+def test_both_engines_define_the_same_names():
+    if _core is None:
+        pytest.skip("compiled engine not built")
+    public = {n for n in dir(_core_py) if not n.startswith("_") and n not in ("itertools", "types", "warnings")}
+    assert public - {"ndarray", "float64"} <= set(dir(_core))
+
+
+def test_first_and_second_derivative(kit):
+    f = lambda x: kit.mul(kit.sin(x), x)
+    x = 0.7
+    assert kit.grad(f, x) == pytest.approx(onp.cos(x) * x + onp.sin(x), rel=1e-14)
+
+    def df(x):
+        end_value, end_node = kit.eng.trace(kit.eng.VJPNode.new_root(), f, x)
+        return kit.eng.backward_pass(Val(1.0), end_node)
+    assert float(kit.grad(df, x)) == pytest.approx(-onp.sin(x) * x + 2 * onp.cos(x), rel=1e-14)
+
+
+def test_fan_out_and_fan_in_accumulate(kit):
+    def f(x):
+        y = kit.mul(x, x)          # x used twice by one primitive
+        z = kit.add(y, x)          # and again by another
+        return kit.add(z, kit.mul(z, Val(3.0)))
+    x = 1.3
+    assert kit.grad(f, x) == pytest.approx(4 * (2 * x + 1), rel=1e-14)
+
+
+def test_array_cotangents_are_never_mutated_unless_owned(kit):
+    eng = kit.eng
+    seed = onp.ones(3)
+    shared = onp.full(3, 2.0)
+    ident = eng.Primitive(lambda x: Val(x))
+    eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: shared)})
+
+    def f(x):
+        a, b, c = ident(x), ident(x), ident(x)   # three contributions of the same borrowed array
+        return kit.add(kit.add(a, b), c)
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
+    result = eng.backward_pass(seed, end_node)
+    onp.testing.assert_array_equal(result, onp.full(3, 6.0))
+    onp.testing.assert_array_equal(shared, onp.full(3, 2.0))
+    onp.testing.assert_array_equal(seed, onp.ones(3))
+    assert result is not shared
+
+
+def test_symbolic_zero_and_unreached_root(kit):
+    eng = kit.eng
+    stop = eng.Primitive(lambda x: Val(x))
+    eng.primitive_vjps[stop] = eng.VJPRule(stop, {0: (eng.ZERO, None)})
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: stop(x), Val(2.0))
+    assert eng.backward_pass(Val(1.0), end_node) is None
+    half = eng.Primitive(lambda x: Val(x / 2))
+    eng.primitive_vjps[half] = eng.VJPRule(half, {0: (eng.DIRECT, lambda g, ans, x: None)})
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: kit.add(half(x), x), Val(2.0))
+    assert eng.backward_pass(Val(1.0), end_node) == 1.0
+
+
+def test_missing_rule_names_primitive_and_argnum(kit):
+    eng = kit.eng
+
+    def two_args(a, b):
+        return Val(a - b)
+    prim = eng.Primitive(two_args)
+    eng.primitive_vjps[prim] = eng.VJPRule(prim, {0: (eng.DIRECT, lambda g, ans, a, b: g)})
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: prim(Val(1.0), x), Val(2.0))
+    with pytest.raises(NotImplementedError, match=r"VJP of two_args wrt argnums \(1,\) not defined"):
+        eng.backward_pass(Val(1.0), end_node)
+    bare = eng.Primitive(lambda x: Val(x))
+    bare.__name__ = "bare"
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: bare(x), Val(2.0))
+    with pytest.raises(NotImplementedError, match=r"VJP of bare wrt argnums \(0,\) not defined"):
+        eng.backward_pass(Val(1.0), end_node)
+
+
+def test_registry_is_read_when_a_node_is_recorded(kit):
+    eng = kit.eng
+    saved = eng.primitive_vjps.pop(kit.sin)
+    try:
+        end_value, end_node = eng.trace(eng.VJPNode.new_root(), kit.sin, Val(0.3))
+        with pytest.raises(NotImplementedError):
+            eng.backward_pass(Val(1.0), end_node)
+    finally:
+        eng.primitive_vjps[kit.sin] = saved
+    assert kit.grad(kit.sin, 0.3) == pytest.approx(onp.cos(0.3))
+
+
+def test_user_style_vjp_argnums_rule(kit):
+    eng = kit.eng
+    prim = eng.Primitive(lambda a, b: Val(a * b))
+    eng.primitive_vjps[prim] = lambda argnums, ans, args, kwargs: (
+        lambda g: [g * args[1 - i] for i in argnums])
+    assert kit.grad(lambda x: prim(x, x), 3.0) == pytest.approx(6.0)
+
+
+def test_keyword_arguments_are_passed_and_not_traced(kit):
+    eng = kit.eng
+    scale = eng.Primitive(lambda x, factor=1.0: Val(x * factor))
+    eng.primitive_vjps[scale] = eng.VJPRule(scale, {0: (eng.DIRECT, lambda g, ans, x, factor=1.0: g * factor)})
+    assert kit.grad(lambda x: scale(x, factor=Val(4.0)), 2.0) == pytest.approx(4.0)
+
+
+def test_long_chain_needs_no_recursion(kit):
+    def chain(x):
+        for _ in range(200_000):
+            x = kit.mul(x, Val(1.0000001))
+        return x
+    assert kit.grad(chain, 0.5) == pytest.approx(1.0000001 ** 200_000, rel=1e-9)
+    order = kit.eng.toposort(kit.eng.trace(kit.eng.VJPNode.new_root(), chain, Val(0.5))[1])
+    assert len(order) == 200_001
+
+
+def test_consume_releases_nodes_and_graph_is_freed(kit):
+    eng = kit.eng
+    refs = []
+
+    def f(x):
+        y = kit.mul(kit.sin(x), x)
+        refs.append(weakref.ref(y._node))
+        return y
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(0.4))
+    eng.backward_pass(Val(1.0), end_node, True)
+    assert end_node.parents == () or end_node.parents is None
+    del end_node
+    assert refs[0]() is None
+
+
+def test_primitive_behaves_like_a_function(kit):
+    def documented(x, y=2.0):
+        """Docs of documented."""
+        return x * y
+    documented.extra = 42
+    prim = kit.eng.Primitive(documented)
+    assert prim.__name__ == "documented" and prim.__doc__ == "Docs of documented."
+    assert prim.__wrapped__ is documented and prim.fun is documented and prim.extra == 42
+    assert prim(3.0) == 6.0 and prim(3.0, y=1.0) == 3.0
+
+    method = kit.eng.Primitive(lambda self, y: (self, y))
+
+    class Holder:
+        pass
+    Holder.method = method
+    holder = Holder()
+    assert holder.method(1.0) == (holder, 1.0)   # bound like a function stored on a class
+    assert Holder.method is method
+
+
+def test_notrace_primitive_and_register_notrace(kit):
+    eng = kit.eng
+    shape_of = eng.NotracePrimitive(lambda x: type(x).__name__)
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: kit.mul(x, Val(len(shape_of(x)))), Val(1.0))
+    assert kit.eng.backward_pass(Val(1.0), end_node) == len("Val")
+    passthrough = eng.Primitive(lambda x: Val(x))
+    eng.register_notrace(eng.VJPNode, passthrough)
+    with pytest.warns(UserWarning, match="Output seems independent of input."):
+        value, node = eng.trace(eng.VJPNode.new_root(), passthrough, Val(5.0))
+    assert node is None and value == 5.0 and not isinstance(value, eng.Box)
+
+
+def test_new_box_rejects_unregistered_types(kit):
+    with pytest.raises(TypeError, match="Can't differentiate w.r.t. type <class 'int'>.*integers"):
+        kit.eng.new_box(3, 1, None)
+    with pytest.raises(TypeError, match="Can't differentiate w.r.t. type <class 'str'>"):
+        kit.eng.new_box("s", 1, None)
+
+
+def test_box_str_and_getval(kit):
+    box = kit.ValBox(Val(1.5), 7, None)
+    assert str(box) == "Autograd ValBox with value 1.5"
+    outer = kit.ValBox(box, 3, None)
+    assert kit.eng.getval(outer) == 1.5 and kit.eng.isbox(outer) and not kit.eng.isbox(1.5)
+
+
+def test_user_box_subclass_with_own_init_is_constructed_through_it(kit):
+    eng = kit.eng
+    calls = []
+
+    class Tagged(Val):
+        pass
+
+    class TaggedBox(eng.Box):
+        def __init__(self, value, trace, node):
+            calls.append(value)
+            eng.Box.__init__(self, value, trace, node)
+    TaggedBox.register(Tagged)
+    ident = eng.Primitive(lambda x: Tagged(x))
+    eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g)})
+    value, node = eng.trace(eng.VJPNode.new_root(), ident, Tagged(2.0))
+    assert len(calls) == 2 and eng.backward_pass(1.0, node) == 1.0
+
+
+def test_node_subclass_passed_to_trace_sees_every_primitive(kit):
+    eng = kit.eng
+    seen = []
+
+    class RecordingNode(eng.Node):
+        def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+            self.parents = parents
+            seen.append((fun.__name__, parent_argnums))
+
+        def initialize_root(self):
+            self.parents = ()
+    kit.mul.__name__, kit.sin.__name__ = "mul", "sin"
+    value, node = eng.trace(RecordingNode.new_root(), lambda x: kit.mul(kit.sin(x), x), Val(0.5))
+    assert seen == [("sin", (0,)), ("mul", (0, 1))]
+    assert isinstance(node, RecordingNode) and value == pytest.approx(onp.sin(0.5) * 0.5)
+
+
+def test_nested_traces_get_larger_ids_in_every_thread(kit):
+    eng = kit.eng
+    ids = []
+
+    def inner(x):
+        ids.append(x._trace)
+        return x
+
+    def outer(x):
+        ids.append(x._trace)
+        eng.trace(eng.VJPNode.new_root(), inner, x)
+        return x
+    eng.trace(eng.VJPNode.new_root(), outer, Val(1.0))
+    assert ids[1] > ids[0]
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(kit.grad(lambda x: kit.mul(x, x), 3.0)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [6.0] * 4
+
+
+def test_forward_mode_node(kit):
+    eng = kit.eng
+    eng.primitive_jvps[kit.mul] = eng.JVPRule(kit.mul, {0: (eng.DIRECT, lambda g, ans, a, b: g * b),
+                                                        1: (eng.DIRECT, lambda g, ans, a, b: g * a)})
+    eng.primitive_jvps[kit.add] = eng.JVPRule(kit.add, {0: (eng.DIRECT, lambda g, ans, a, b: g),
+                                                        1: (eng.DIRECT, lambda g, ans, a, b: g)})
+    scale = eng.Primitive(lambda x, a: Val(x * a))   # linear in x: the SAME rule applies it to g
+    eng.primitive_jvps[scale] = eng.JVPRule(scale, {}, (eng.SAME, None))
+    value, node = eng.trace(eng.JVPNode.new_root(2.0), lambda x: scale(x, Val(5.0)), Val(3.0))
+    assert value == 15.0 and node.g == 10.0
+    value, node = eng.trace(eng.JVPNode.new_root(2.0), lambda x: kit.add(kit.mul(x, x), x), Val(3.0))
+    assert value == 12.0 and node.g == pytest.approx(2.0 * (2 * 3.0 + 1))
+    with pytest.raises(NotImplementedError, match="JVP of .* wrt argnums"):
+        eng.trace(eng.JVPNode.new_root(1.0), kit.sin, Val(3.0))
+
+
+def test_engines_agree_on_the_same_program():
+    if _core is None:
+        pytest.skip("compiled engine not built")
+    kits = [Kit(_core_py), Kit(_core)]
+
+    def program(k):
+        def f(x):
+            y = x
+            for i in range(50):
+                y = k.add(k.mul(k.sin(y), x), Val(0.01 * i))
+            return y
+        return f
+    results = [k.grad(program(k), 0.3) for k in kits]
+    assert results[0] == results[1]
+    gc.collect()
