@@ -11,7 +11,9 @@ from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, 
                                      make_ggnvp, make_hvp, make_jvp, make_vjp, multigrad_dict,
                                      tensor_jacobian_product, value_and_grad,
                                      vector_jacobian_product)
-from .tracer import getval as _getval, primitive
+from ._drop_in import install_as_autograd
+from .core import primitive
+from .tracer import getval as _getval
 
 __version__ = "0.1.0"
 

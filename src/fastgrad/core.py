@@ -4,10 +4,12 @@ Rules are data: ``primitive_vjps[f]`` / ``primitive_jvps[f]`` hold one rule obje
 primitive, read by the engine when it records a call.  Vector spaces give the engine
 what it needs for values other than floats and arrays: zeros, and adding cotangents.
 """
+import warnings
 from functools import reduce
 
 from ._engine import engine
-from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, primitive, trace
+from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, trace
+from .tracer import primitive as _plain_primitive
 from .util import func, subval, toposort
 
 VJPNode = engine.VJPNode
@@ -88,6 +90,47 @@ def translate_vjp(vjpfun, fun, argnum):
 
 def identity_vjp(argnums, *args):
     return lambda g: g
+
+
+# ---- autograd's legacy registration methods ------------------------------------------------
+
+_LEGACY = "{}.{} is deprecated since autograd 1.2; use fastgrad.extend.{} instead"
+
+
+class _LegacyPrimitive(engine.Primitive):
+    """A primitive that also offers the pre-1.2 registration methods of autograd.
+
+    Each forwards to the modern registry, keeping the rules already given for other
+    arguments."""
+
+    def _merge(self, argnum, entry):
+        rule = primitive_vjps.get(self)
+        entries = dict(rule.entries) if type(rule) is _VJPRule else {}
+        entries[argnum] = entry
+        primitive_vjps[self] = _VJPRule(self, entries)
+
+    def defvjp(self, vjpfun, argnum=0):
+        """Old form: ``vjpfun(g, ans, vs, gvs, *args, **kwargs)``."""
+        warnings.warn(_LEGACY.format(self.__name__, "defvjp", "defvjp"), UserWarning, stacklevel=2)
+
+        def rule(g, ans, *args, **kwargs):
+            return vjpfun(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
+        self._merge(argnum, (_DIRECT, rule))
+
+    def defvjp_is_zero(self, argnums=(0,)):
+        warnings.warn(_LEGACY.format(self.__name__, "defvjp_is_zero", "defvjp"), UserWarning, stacklevel=2)
+        for argnum in argnums:
+            self._merge(argnum, (_ZERO, None))
+
+    def defgrad(self, gradfun, argnum=0):
+        """Old form: ``gradfun(ans, *args, **kwargs)`` returns ``g -> cotangent``."""
+        warnings.warn(_LEGACY.format(self.__name__, "defgrad", "defvjp"), UserWarning, stacklevel=2)
+        self._merge(argnum, (_MAKER, gradfun))
+
+
+def primitive(f_raw):
+    """The primitive decorator, with autograd's deprecated ``.defvjp``/``.defgrad`` methods."""
+    return _LegacyPrimitive(f_raw)
 
 
 # ---- forward mode ---------------------------------------------------------------------
@@ -192,23 +235,23 @@ class VSpace:
     def randn(self):
         raise NotImplementedError(repr(self))
 
-    @primitive
+    @_plain_primitive
     def mut_add(self, x_prev, x_new):
         return self._mut_add(self.zeros() if x_prev is None else x_prev, x_new)
 
-    @primitive
+    @_plain_primitive
     def add(self, x_prev, x_new):
         return self._add(x_prev, x_new)
 
-    @primitive
+    @_plain_primitive
     def scalar_mul(self, x, a):
         return self._scalar_mul(x, a)
 
-    @primitive
+    @_plain_primitive
     def inner_prod(self, x, y):
         return self._inner_prod(x, y)
 
-    @primitive
+    @_plain_primitive
     def covector(self, x):
         return self._covector(x)
 
@@ -301,7 +344,7 @@ VSpace.register(SparseObject, lambda x: x.vs)
 sparse_object_types = {SparseObject, SparseBox}
 
 
-@primitive
+@_plain_primitive
 def sparse_add(vs, x_prev, x_new):
     """Add the sparse ``x_new`` into ``x_prev`` (zeros of ``vs`` if None), in place."""
     return x_new.mut_add(vs.zeros() if x_prev is None else x_prev)

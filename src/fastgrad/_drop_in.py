@@ -1,0 +1,38 @@
+"""``install_as_autograd()``: make ``import autograd...`` resolve to fastgrad's modules."""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+
+class _AutogradAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``autograd`` and ``autograd.<sub>`` as the very module objects of fastgrad, so
+    there is one registry whichever name user code imports."""
+
+    def find_spec(self, name, path, target=None):
+        if name == "autograd" or name.startswith("autograd."):
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec):
+        return importlib.import_module("fastgrad" + spec.name[len("autograd"):])
+
+    def exec_module(self, module):
+        pass   # the fastgrad module is already initialised
+
+
+def install_as_autograd():
+    """After this call, ``import autograd`` (and every submodule) gives fastgrad's modules.
+
+    Call it before anything imports the real autograd; if autograd was already imported in
+    this process, it refuses with a RuntimeError (two registries would silently diverge)."""
+    existing = sys.modules.get("autograd")
+    if existing is not None and not getattr(existing, "__name__", "").startswith("fastgrad"):
+        raise RuntimeError("install_as_autograd() must be called before autograd is imported: the real "
+                           "autograd is already loaded in this process ({})".format(
+                               getattr(existing, "__file__", existing)))
+    if not any(isinstance(f, _AutogradAlias) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AutogradAlias())
+    for name, module in list(sys.modules.items()):
+        if name == "fastgrad" or name.startswith("fastgrad."):
+            sys.modules.setdefault("autograd" + name[len("fastgrad"):], module)
