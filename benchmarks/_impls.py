@@ -82,8 +82,8 @@ def pin_blas_to_one_thread():
     import ctypes
     import glob
     import os
-    libs = glob.glob(os.path.join(os.path.dirname(onp.__file__), os.pardir, "numpy.libs", "*openblas*"))
-    for path in libs:
+    libs = os.path.join(os.path.dirname(onp.__file__), os.pardir, "numpy.libs", "*openblas*")
+    for path in glob.glob(libs):
         lib = ctypes.CDLL(path)
         for suffix in ("64_", "_64_", ""):
             setter = getattr(lib, "scipy_openblas_set_num_threads" + suffix, None)

@@ -3,8 +3,8 @@
 Each ``hand_wN(*args)`` runs the plain forward of ``workloads.wN_...`` keeping what the reverse pass
 needs, then walks the ops backwards by hand (no tape, no autodiff library) and returns the gradient
 w.r.t. ``args[0]`` in the same structure autograd returns.  Scalar workloads (W1, W5) use Python
-floats and ``math``, which is what anyone hand-writing a scalar adjoint would do; the array workloads
-use NumPy.  Rules are applied one op at a time as a reverse pass would, not simplified
+floats and ``math``, which is what anyone hand-writing a scalar adjoint would do; the array
+workloads use NumPy.  Rules are applied one op at a time as a reverse pass would, not simplified
 algebraically, so the count of operations stays comparable with a tape.
 
 ``python benchmarks/hand.py`` checks every adjoint against autograd's gradient (rel err <= 1e-10).

@@ -39,6 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_IMPLS = ("fastgrad-compiled", "fastgrad-pure", "autograd", "hand")  # the alternation order
 BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
             "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
+# --steady-malloc: glibc otherwise returns freed memory to the OS (heap trimming, and mmap for
+# blocks >= 128 KiB), so a call may page-fault its temporaries in anew or not depending on where
+# the last free landed; on W4/W7 that swings times by up to 2x between implementations.
+STEADY_MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": str(2**30), "MALLOC_MMAP_THRESHOLD_": str(2**30)}
 
 
 # ----------------------------------------------------------------------------------------- worker
@@ -104,11 +108,13 @@ def worker(impl, wid, grad_path):
 class Worker:
     """The parent's handle on one worker process."""
 
+    extra_env = {}   # STEADY_MALLOC_ENV with --steady-malloc
+
     def __init__(self, impl, wid, tmpdir):
         self.impl, self.wid = impl, wid
         self.grad_path = os.path.join(tmpdir, f"{wid}-{impl}.npz")
         self.log_path = os.path.join(tmpdir, f"{wid}-{impl}.log")
-        env = dict(os.environ, **BLAS_ENV)
+        env = dict(os.environ, **BLAS_ENV, **self.extra_env)
         env.pop("FASTGRAD_PURE", None)
         if impl == "fastgrad-pure":
             env["FASTGRAD_PURE"] = "1"
@@ -139,6 +145,8 @@ class Worker:
                 self.ask(cmd="quit")
         except RuntimeError:
             pass
+        self.proc.stdin.close()
+        self.proc.stdout.close()
         self.proc.wait()
         self.log.close()
 
@@ -298,6 +306,10 @@ def main():
                     help="seconds of repeated calls per round (0.2)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: 3 rounds of >= 0.05 s (not a PERF.md measurement)")
+    ap.add_argument("--steady-malloc", action="store_true",
+                    help="keep freed memory in the process (glibc MALLOC_TRIM_THRESHOLD_ and "
+                         "MALLOC_MMAP_THRESHOLD_ = 1 GiB) so page faults do not decide big-array "
+                         "timings")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "latest.md"))
     ap.add_argument("--worker", nargs=3, metavar=("IMPL", "WID", "GRAD_NPZ"),
                     help=argparse.SUPPRESS)
@@ -315,6 +327,8 @@ def main():
     rounds = a.rounds or (3 if a.quick else 5)
     min_time = a.min_time or (0.05 if a.quick else 0.2)
 
+    if a.steady_malloc:
+        Worker.extra_env = STEADY_MALLOC_ENV
     all_results = {}
     with tempfile.TemporaryDirectory(prefix="fastgrad-bench-") as tmpdir:
         for wid in wids:
@@ -322,12 +336,14 @@ def main():
             check_errors(wid, all_results[wid], tmpdir)
 
     import numpy
-    header = (f"Benchmarks ({'quick smoke run, not a measurement' if a.quick else 'PERF.md method'}):"
-              f" {rounds} alternated rounds of >= {min_time} s per implementation, one process each,"
-              f" BLAS 1 thread, GC on. Medians (min–max) of per-call time; peak = tracemalloc peak of"
-              f" one gradient call. {time.strftime('%Y-%m-%d %H:%M')}, Python"
-              f" {platform.python_version()}, NumPy {numpy.__version__}, {platform.machine()},"
-              f" {os.cpu_count()} CPUs.")
+    kind = "quick smoke run, not a measurement" if a.quick else "PERF.md method"
+    malloc = "steady (--steady-malloc)" if a.steady_malloc else "default"
+    header = (f"Benchmarks ({kind}): {rounds} alternated rounds of >= {min_time} s per"
+              f" implementation, one process each, BLAS 1 thread, GC on, glibc malloc {malloc}."
+              f" Medians (min–max) of per-call time; peak = tracemalloc peak of one gradient"
+              f" call."
+              f" {time.strftime('%Y-%m-%d %H:%M')}, Python {platform.python_version()},"
+              f" NumPy {numpy.__version__}, {platform.machine()}, {os.cpu_count()} CPUs.")
     out = "\n\n".join([header, table(all_results, impls), "Details:", details(all_results)])
     print(out)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)

@@ -31,7 +31,7 @@ except Exception as e:  # not built / not importable yet: its benchmarks skip, t
     FASTGRAD, FASTGRAD_ERROR = "fastgrad", f"fastgrad not importable: {e!r}"
 
 IMPLS = ("numpy-forward", "hand", FASTGRAD, "autograd")
-SLOW = 0.05   # seconds per call above which pytest-benchmark's calibration is replaced by few rounds
+SLOW = 0.05  # s per call; slower cases run a few rounds, not pytest-benchmark's calibration
 
 _references = {}
 

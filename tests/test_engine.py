@@ -4,7 +4,6 @@ These tests talk to each engine module directly (not through ``fastgrad._engine`
 run in one process whichever engine fastgrad itself selected.  Values are a private float
 subclass so that the boxes registered here never collide with ``fastgrad.numpy``'s.
 """
-import gc
 import threading
 import weakref
 
@@ -85,7 +84,8 @@ class Kit:
 
 @pytest.fixture(params=ENGINES)
 def kit(request):
-    return Kit(request.param)
+    yield Kit(request.param)
+    request.param.set_generic_add(core._engine_add)   # give the engine back to fastgrad.core
 
 
 def test_the_switch_reports_the_engine_in_use():
@@ -352,6 +352,9 @@ def test_engines_agree_on_the_same_program():
                 y = k.add(k.mul(k.sin(y), x), Val(0.01 * i))
             return y
         return f
-    results = [k.grad(program(k), 0.3) for k in kits]
+    try:
+        results = [k.grad(program(k), 0.3) for k in kits]
+    finally:
+        for eng in (_core_py, _core):
+            eng.set_generic_add(core._engine_add)
     assert results[0] == results[1]
-    gc.collect()

@@ -85,6 +85,7 @@ def _unary_cases():
     for name, gen in UNARY_DOMAINS.items():
         fun = (lambda name: lambda np, x: getattr(np, name)(x))(name)
         yield Case(f"{name}-float", fun, float(gen()))
+        yield Case(f"{name}-npfloat64", fun, onp.float64(gen()))
         for shape in UNARY_SHAPES:
             yield Case(f"{name}-{shape}", fun, gen(*shape))
 
@@ -132,6 +133,8 @@ def _operator_cases():
     mod_y = functools.partial(R, lo=1.1, hi=1.9)
     yield Case("neg-op", lambda np, x: -x, R(2, 3))
     yield Case("neg-op-0d", lambda np, x: -x, R())
+    yield Case("abs-builtin", lambda np, x: abs(x), Rsign(2, 3))
+    yield Case("pos-op", lambda np, x: +x, R(3), fg_only=True)  # autograd lacks __pos__
     # reflected forms with a Python float and with a plain ndarray on the left
     yield Case("radd", lambda np, x: 2.5 + x, R(3))
     yield Case("rsub", lambda np, x: 2.5 - x, R(3))
@@ -427,7 +430,8 @@ def test_many_index_uses_accumulate(ag, np):
 def test_broadcast_gradient_shapes(ag, np):
     # each argument's gradient is reduced to its own shape, whatever the broadcast
     x, y = R(3, 1), R(1, 4)
-    gx, gy = ag.grad(lambda x, y: np.sum(x * y + x - y), (0, 1))(x, y)
+    f = lambda x, y: np.sum(x * y + x - y)  # noqa: E731
+    gx, gy = ag.grad(f, 0)(x, y), ag.grad(f, 1)(x, y)
     assert gx.shape == (3, 1) and gy.shape == (1, 4)
     onp.testing.assert_allclose(gx[:, 0], y.sum() + 4.0)
     onp.testing.assert_allclose(gy[0], x.sum() - 3.0)
@@ -495,3 +499,12 @@ def test_python_float_gradient_is_float64(ag, np):
     assert onp.result_type(g) == onp.float64 and onp.shape(g) == ()
     assert not isinstance(g, onp.ndarray) or g.ndim == 0
     onp.testing.assert_allclose(g, 2.0 * onp.exp(0.3), rtol=1e-15)
+
+
+def test_clip_at_the_bounds_matches_autograd(ag, np, ref):
+    # values exactly on a bound: the reference (autograd) passes no gradient there
+    x = onp.array([0.3, 0.5, 0.7, 1.1, 0.6])
+    w = onp.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    g = ag.grad(lambda x: np.sum(np.clip(x, 0.5, 0.7) * w))(x)
+    expected = ref.grad(lambda x: ref.np.sum(ref.np.clip(x, 0.5, 0.7) * w))(x)
+    assert_tree_allclose(g, expected, rtol=0)

@@ -12,6 +12,7 @@ from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, 
                                      tensor_jacobian_product, value_and_grad,
                                      vector_jacobian_product)
 from ._drop_in import install_as_autograd
+from .builtins import dict, isinstance, list, tuple, type
 from .core import primitive
 from .tracer import getval as _getval
 

@@ -88,8 +88,12 @@ def main():
     import fastgrad.numpy as np
     from fastgrad import grad
 
-    engine = ("compiled" if fastgrad.COMPILED
-              else "pure Python (FASTGRAD_PURE=1 is set, or the compiled extension is not built)")
+    if fastgrad.COMPILED:
+        engine = "compiled"
+    elif os.environ.get("FASTGRAD_PURE", "").strip().lower() not in ("", "0", "false", "no"):
+        engine = "pure Python (FASTGRAD_PURE is set)"
+    else:
+        engine = "pure Python (the compiled extension is not available)"
     print(f"fastgrad {getattr(fastgrad, '__version__', '')}, engine: {engine}")
 
     loss, predict = make_loss(np)
@@ -114,8 +118,8 @@ def main():
 
     ours = median_call_time(grad_loss, make_data())
     theirs, why_not = autograd_median()
-    print(f"Median time of one gradient call: fastgrad ({'compiled' if fastgrad.COMPILED else 'pure'})"
-          f" {fmt(ours)}", end="")
+    short = "compiled" if fastgrad.COMPILED else "pure"
+    print(f"Median time of one gradient call: fastgrad ({short}) {fmt(ours)}", end="")
     if theirs is None:
         print(f"\n{why_not}.")
     else:

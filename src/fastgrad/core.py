@@ -7,6 +7,8 @@ what it needs for values other than floats and arrays: zeros, and adding cotange
 import warnings
 from functools import reduce
 
+from numpy import ndarray
+
 from ._engine import engine
 from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, trace
 from .tracer import primitive as _plain_primitive
@@ -30,6 +32,7 @@ def make_vjp(fun, x):
 
 
 def _make_vjp(fun, x, consume):
+    _reject_integers(x)
     start_node = VJPNode.new_root()
     end_value, end_node = trace(start_node, fun, x)
     if end_node is None:
@@ -38,8 +41,28 @@ def _make_vjp(fun, x, consume):
     else:
         def vjp(g):
             result = engine.backward_pass(g, end_node, consume)
-            return vspace(x).zeros() if result is None else result
+            if result is None:
+                return vspace(x).zeros()
+            if type(result) is ndarray and not result.flags.writeable:
+                result = result.copy()   # rules may pass back read-only broadcast views
+            return result
     return vjp, end_value
+
+
+def _reject_integers(x):
+    """Integer and boolean inputs have no derivative: say so before tracing starts."""
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            _reject_integers(item)
+    elif isinstance(x, dict):
+        for item in x.values():
+            _reject_integers(item)
+    else:
+        kind = getattr(getattr(x, "dtype", None), "kind", None)
+        if kind in ("b", "i", "u") or (kind is None and isinstance(x, int) and not isbox(x)):
+            raise TypeError("Can't differentiate w.r.t. type {}{}: integers cannot be differentiated, "
+                            "pass floats instead (e.g. 1.0 or x.astype(float))".format(
+                                type(x), "" if kind is None else " with dtype {}".format(x.dtype)))
 
 
 def backward_pass(g, end_node):
@@ -137,6 +160,8 @@ def primitive(f_raw):
 
 def make_jvp(fun, x):
     """``jvp(g) -> (value, tangent)``: runs ``fun`` at ``x`` pushing the tangent ``g`` forward."""
+    _reject_integers(x)
+
     def jvp(g):
         start_node = JVPNode.new_root(g)
         end_value, end_node = trace(start_node, fun, x)
@@ -206,7 +231,12 @@ def sum_outgrads(gs):
     return reduce(add_outgrads, gs, None)[0]
 
 
-engine.set_generic_add(lambda prev, owned, g: add_outgrads((prev, owned) if prev is not None else None, g))
+def _engine_add(prev, prev_owned, g):
+    """The engine's hook for cotangents without a fast path (boxes, sparse, containers)."""
+    return add_outgrads((prev, prev_owned) if prev is not None else None, g)
+
+
+engine.set_generic_add(_engine_add)
 
 
 # ---- vector spaces ----------------------------------------------------------------------

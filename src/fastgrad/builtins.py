@@ -1,0 +1,766 @@
+"""Differentiation with respect to, and through, lists, tuples and dicts.
+
+A container being traced is a ``SequenceBox`` (list, tuple, named tuple) or a ``DictBox``
+(dict, OrderedDict).  Reading an element records ``container_take``; its reverse rule
+hands back a sparse cotangent (``container_untake``) that adds the element's cotangent
+into the container's at one position, so a container read n times costs one zero
+container plus O(1) per read.  A read of an element of an element (``params[i][j]``, or
+``W, b = params[i]``) is recorded as one ``container_take_path`` on the outer container, so
+no cotangent is accumulated for the inner one.  ``make_sequence`` / ``make_dict`` build
+containers out of traced values; ``list``, ``tuple`` and ``dict`` here are the builtins,
+except that they record that construction when an element is traced.
+
+The vector space of a container is the product of its elements' spaces; gradients come
+back in the container type they were taken with (list in, list out, named tuple in, named
+tuple out, and so on).
+"""
+import builtins as _b
+from collections import OrderedDict as _OrderedDict
+from functools import partial as _partial
+from operator import index as _operator_index
+
+from numpy import ndarray as _ndarray, float64 as _float64, zeros as _np_zeros
+
+from .core import (SparseObject, VJPNode as _VJPNode, VSpace, def_linear, defjvp, defjvp_argnums,
+                   defvjp_argnums, defvjp_direct, vspace)
+from .tracer import Box, getval, new_box, primitive
+
+__all__ = ["SequenceBox", "DictBox", "ContainerVSpace", "SequenceVSpace", "ListVSpace",
+           "TupleVSpace", "NamedTupleVSpace", "DictVSpace", "container_take", "container_untake",
+           "container_take_path", "container_untake_path", "make_sequence", "make_dict",
+           "sequence_extend_right", "sequence_extend_left", "sequence_cast", "isinstance",
+           "type", "list", "tuple", "dict", "register_container_type", "traced_container"]
+
+# The builtins under the names this module redefines (autograd exports these aliases).
+isinstance_, type_, list_, tuple_, dict_ = _b.isinstance, _b.type, _b.list, _b.tuple, _b.dict
+# The same, for use inside this module, which redefines those names below.
+_tuple = _b.tuple
+_list = _b.list
+_type = _b.type
+_isinstance = _b.isinstance
+_dict = _b.dict
+
+_SCALARS = (float, complex, _float64)
+
+
+# ---- building containers of a given type -----------------------------------------------
+
+def _is_namedtuple_type(t):
+    return issubclass(t, _tuple) and hasattr(t, "_fields") and hasattr(t, "_make")
+
+
+def _construct(seq_type, elements):
+    """A ``seq_type`` (list, tuple or a named tuple class) holding ``elements``."""
+    if seq_type is _list or seq_type is _tuple:
+        return seq_type(elements)
+    if _is_namedtuple_type(seq_type):
+        return seq_type._make(elements)
+    return seq_type(elements)
+
+
+def _plain_type(seq):
+    """The type ``seq + other`` has: list for lists, plain tuple for every tuple."""
+    return _list if _isinstance(seq, _list) else _tuple
+
+
+# ---- primitives ---------------------------------------------------------------------------
+
+@primitive
+def container_take(A, idx):
+    """``A[idx]`` for a list, tuple or dict ``A`` (``idx`` an int, a slice or a key)."""
+    return A[idx]
+
+
+@primitive
+def container_untake(x, idx, vs):
+    """The cotangent of a container of space ``vs`` that is ``x`` at ``idx`` and zero elsewhere,
+    as a sparse object: it adds ``x`` into a dense cotangent instead of building zeros."""
+    def mut_add(acc):
+        return vs._add_at(acc, idx, x)
+    return SparseObject(vs, mut_add)
+
+
+@primitive
+def container_take_path(A, path):
+    """``A[path[0]][path[1]]...``: a read from nested containers, recorded as one step.
+
+    Reading an element of an element (``params[i][j]``, or unpacking ``W, b = params[i]``)
+    records this instead of a second ``container_take``, so the cotangent goes straight into
+    the outer container's and no cotangent is accumulated for the inner one."""
+    for idx in path:
+        A = A[idx]
+    return A
+
+
+@primitive
+def container_untake_path(x, path, vs):
+    """The sparse cotangent of a container of space ``vs`` that is ``x`` at ``path``."""
+    def mut_add(acc):
+        return _add_at_path(acc, path, x)
+    return SparseObject(vs, mut_add)
+
+
+@primitive
+def make_sequence(seq_type, *elements):
+    """``seq_type(elements)``: a list, tuple or named tuple built from (traced) elements."""
+    return _construct(seq_type, elements)
+
+
+@primitive
+def make_dict(dict_type, keys, *values):
+    """``dict_type(zip(keys, values))``: a dict (or OrderedDict) built from traced values."""
+    return dict_type(zip(keys, values))
+
+
+@primitive
+def sequence_extend_right(seq, *elements):
+    """``seq + elements`` (as the builtin: a list for a list, a plain tuple for any tuple)."""
+    return seq + _plain_type(seq)(elements)
+
+
+@primitive
+def sequence_extend_left(seq, *elements):
+    """``elements + seq`` (a list for a list, a plain tuple for any tuple)."""
+    return _plain_type(seq)(elements) + seq
+
+
+@primitive
+def sequence_cast(seq, seq_type):
+    """The elements of ``seq`` in a ``seq_type`` (list, tuple or named tuple)."""
+    return _construct(seq_type, seq)
+
+
+def _type_of(x):
+    return _type(getval(x))
+
+
+def _take_vjp(g, ans, A, idx):
+    return container_untake(g, idx, _leaf_space(getval(A)))
+
+
+def _untake_vjp(g, ans, x, idx, vs):
+    return container_take(g, idx)
+
+
+def _take_path_vjp(g, ans, A, path):
+    return container_untake_path(g, path, _leaf_space(getval(A)))
+
+
+def _untake_path_vjp(g, ans, x, path, vs):
+    return container_take_path(g, path)
+
+
+def _zeros_like(x):
+    return vspace(x).zeros()
+
+
+def _make_sequence_vjp(argnums, ans, args, kwargs):
+    return lambda g: [container_take(g, i - 1) for i in argnums]
+
+
+def _make_sequence_jvp(argnums, gs, ans, args, kwargs):
+    tangents = [None] * len(args)
+    for i, g in zip(argnums, gs):
+        tangents[i] = g
+    elements = [_zeros_like(a) if t is None else t for a, t in zip(args[1:], tangents[1:])]
+    return make_sequence(args[0], *elements)
+
+
+def _make_dict_vjp(argnums, ans, args, kwargs):
+    keys = args[1]
+    return lambda g: [container_take(g, keys[i - 2]) for i in argnums]
+
+
+def _make_dict_jvp(argnums, gs, ans, args, kwargs):
+    tangents = [None] * len(args)
+    for i, g in zip(argnums, gs):
+        tangents[i] = g
+    values = [_zeros_like(a) if t is None else t for a, t in zip(args[2:], tangents[2:])]
+    return make_dict(args[0], args[1], *values)
+
+
+def _part_of(g, start, stop, seq):
+    """``g[start:stop]`` as a cotangent for ``seq`` (same sequence type as ``seq``)."""
+    part = container_take(g, slice(start, stop))
+    seq_type = _type_of(seq)
+    return part if seq_type is _type_of(part) else sequence_cast(part, seq_type)
+
+
+def _extend_right_vjp(argnums, ans, args, kwargs):
+    seq = args[0]
+    n = len(seq)
+    return lambda g: [_part_of(g, 0, n, seq) if i == 0 else container_take(g, n + i - 1)
+                      for i in argnums]
+
+
+def _extend_left_vjp(argnums, ans, args, kwargs):
+    seq = args[0]
+    m = len(args) - 1
+    return lambda g: [_part_of(g, m, None, seq) if i == 0 else container_take(g, i - 1)
+                      for i in argnums]
+
+
+def _extend_jvp(fun):
+    def jvp(argnums, gs, ans, args, kwargs):
+        tangents = [None] * len(args)
+        for i, g in zip(argnums, gs):
+            tangents[i] = g
+        full = [_zeros_like(a) if t is None else t for a, t in zip(args, tangents)]
+        return fun(*full)
+    return jvp
+
+
+defvjp_direct(container_take, _take_vjp)
+def_linear(container_take)
+defvjp_direct(container_untake, _untake_vjp)
+defjvp(container_untake, "same")
+defvjp_direct(container_take_path, _take_path_vjp)
+def_linear(container_take_path)
+defvjp_direct(container_untake_path, _untake_path_vjp)
+defjvp(container_untake_path, "same")
+defvjp_argnums(make_sequence, _make_sequence_vjp)
+defjvp_argnums(make_sequence, _make_sequence_jvp)
+defvjp_argnums(make_dict, _make_dict_vjp)
+defjvp_argnums(make_dict, _make_dict_jvp)
+defvjp_argnums(sequence_extend_right, _extend_right_vjp)
+defjvp_argnums(sequence_extend_right, _extend_jvp(sequence_extend_right))
+defvjp_argnums(sequence_extend_left, _extend_left_vjp)
+defjvp_argnums(sequence_extend_left, _extend_jvp(sequence_extend_left))
+defvjp_direct(sequence_cast, lambda g, ans, seq, seq_type: sequence_cast(g, _type_of(seq)))
+def_linear(sequence_cast)
+
+
+# ---- boxes ----------------------------------------------------------------------------------
+
+def _origin(box):
+    """(box of the outer container, path) if ``box`` is a reverse-mode read of an element of
+    a traced container (by ``container_take`` or ``container_take_path``), else None."""
+    node = box._node
+    if _type(node) is _VJPNode:
+        fun = node.fun
+        if fun is container_take:
+            args = node.args
+            if args is not None and not _isinstance(args[1], slice):
+                return new_box(args[0], box._trace, node.parents[0]), (args[1],)
+        elif fun is container_take_path:
+            args = node.args
+            if args is not None:
+                return new_box(args[0], box._trace, node.parents[0]), args[1]
+    return None
+
+
+def _take(box, idx):
+    """``box[idx]``, recorded."""
+    if _isinstance(idx, Box):
+        idx = getval(idx)
+    if not _isinstance(idx, slice):
+        origin = _origin(box)
+        if origin is not None:
+            return container_take_path(origin[0], origin[1] + (idx,))
+    return container_take(box, idx)
+
+
+def _take_all(box, indices):
+    """An iterator of ``box[i]`` for ``i`` in ``indices`` (none of them a slice), recorded."""
+    origin = _origin(box)
+    if origin is None:
+        return map(_partial(container_take, box), indices)
+    outer, prefix = origin
+    return map(_partial(container_take_path, outer), [prefix + (i,) for i in indices])
+
+
+class SequenceBox(Box):
+    """A traced list or tuple (named tuples included): reads are recorded, so gradients flow
+    from the elements back to the container."""
+    __slots__ = ()
+
+    __getitem__ = _take
+
+    def __len__(self):
+        return len(self._value)
+
+    def __iter__(self):
+        return _take_all(self, range(len(self._value)))
+
+    def __contains__(self, elt):
+        return getval(elt) in getval(self)
+
+    def index(self, elt, *bounds):
+        return getval(self).index(getval(elt), *bounds)
+
+    def count(self, elt):
+        return getval(self).count(getval(elt))
+
+    def __add__(self, other):
+        if not _same_kind(getval(self), getval(other)):
+            return NotImplemented
+        return sequence_extend_right(self, *other)
+
+    def __radd__(self, other):
+        if not _same_kind(getval(self), getval(other)):
+            return NotImplemented
+        return sequence_extend_left(self, *other)
+
+    def __mul__(self, n):
+        try:
+            n = _operator_index(n)
+        except TypeError:
+            return NotImplemented
+        return make_sequence(_plain_type(getval(self)), *(_list(self) * n))
+
+    __rmul__ = __mul__
+
+    def __getattr__(self, name):
+        # The fields of a named tuple (e.g. numpy.linalg's EighResult.eigenvalues).
+        if not name.startswith("_"):
+            fields = getattr(_type_of(self), "_fields", ())
+            if name in fields:
+                return _take(self, fields.index(name))
+        elif name == "_fields" and _is_namedtuple_type(_type_of(self)):
+            return _type_of(self)._fields
+        raise AttributeError("'{}' object has no attribute '{}'".format(_type(self).__name__, name))
+
+
+def _same_kind(a, b):
+    return ((_isinstance(a, _list) and _isinstance(b, _list))
+            or (_isinstance(a, _tuple) and _isinstance(b, _tuple)))
+
+
+class DictBox(Box):
+    """A traced dict (or OrderedDict): ``[]``, ``get``, ``values``, ``items`` are recorded."""
+    __slots__ = ()
+
+    __getitem__ = _take
+
+    def __len__(self):
+        return len(self._value)
+
+    def __iter__(self):
+        return iter(getval(self))
+
+    def __contains__(self, key):
+        return key in getval(self)
+
+    def keys(self):
+        return _list(getval(self).keys())
+
+    def values(self):
+        return _list(_take_all(self, _list(getval(self))))
+
+    def items(self):
+        keys = _list(getval(self))
+        return _list(zip(keys, _take_all(self, keys)))
+
+    def get(self, key, default=None):
+        return _take(self, key) if key in getval(self) else default
+
+
+# ---- vector spaces ----------------------------------------------------------------------------
+
+# Element-wise sums and zeros of (nested) values, with fast paths for the common exact types
+# (arrays, Python/NumPy floats, and plain list/tuple/dict), so that accumulating a cotangent
+# into a container builds no vector-space objects; anything else goes through its vspace.
+
+_container_space_types = {}   # value type -> ContainerVSpace subclass (see register_container_type)
+_vspace_makers = VSpace.mappings
+_new_object = object.__new__
+
+
+def _leaf_space(x):
+    """vspace(x); for a container, one that computes its element spaces only if needed
+    (the reverse rule of indexing makes one per use, and most only add at one position)."""
+    t = _type(x)
+    vs_type = _container_space_types.get(t)
+    if vs_type is not None and _vspace_makers.get(t) is vs_type:
+        vs = _new_object(vs_type)
+        vs._type, vs._example, vs._shape = t, x, None
+        return vs
+    return vspace(x)
+
+
+def _leaf_add(a, b):
+    ta = _type(a)
+    if ta is _type(b):
+        if ta is _ndarray:
+            if a.shape == b.shape:
+                return a + b
+        elif ta in _SCALARS:
+            return a + b
+        elif ta is _tuple:
+            return _tuple([_leaf_add(u, v) for u, v in zip(a, b)])
+        elif ta is _list:
+            return [_leaf_add(u, v) for u, v in zip(a, b)]
+    return _leaf_space(a)._add(a, b)
+
+
+def _leaf_mut_add(a, b):
+    """a + b, in place into ``a`` where possible: ``a`` always belongs to the sum being built
+    (it was made by zeros() or by an earlier sum), ``b`` never is written to."""
+    ta = _type(a)
+    if ta is _type(b):
+        if ta is _ndarray:
+            if a.shape == b.shape and (a.dtype is b.dtype or a.dtype == b.dtype):
+                a += b
+                return a
+        elif ta in _SCALARS:
+            return a + b
+        elif ta is _tuple:
+            return _tuple([_leaf_mut_add(u, v) for u, v in zip(a, b)])
+        elif ta is _list:
+            for i, v in enumerate(b):
+                a[i] = _leaf_mut_add(a[i], v)
+            return a
+    elif ta is _ndarray and (_type(b) is float or _type(b) is _float64) and not a.shape:
+        a += b   # the 0-d array zeros() makes for a float element, plus a float cotangent
+        return a
+    return _leaf_space(a)._mut_add(a, b)
+
+
+def _leaf_zeros(x):
+    tx = _type(x)
+    if tx is _ndarray:
+        return _np_zeros(x.shape, x.dtype)
+    if tx is _tuple:
+        return _tuple([_leaf_zeros(e) for e in x])
+    if tx is _list:
+        return [_leaf_zeros(e) for e in x]
+    return _leaf_space(x).zeros()
+
+
+def _leaf_add_at(acc, idx, x):
+    """``acc`` (a container of the sum being built) with ``x`` added at ``idx``."""
+    t = _type(acc)
+    if t is _list or t is _dict:
+        acc[idx] = _leaf_mut_add(acc[idx], x)
+        return acc
+    if t is _tuple:
+        elements = _list(acc)
+        elements[idx] = _leaf_mut_add(elements[idx], x)
+        return _tuple(elements)
+    return _leaf_space(acc)._add_at(acc, idx, x)
+
+
+def _add_at_path(acc, path, x):
+    """``acc`` with ``x`` added at ``acc[path[0]][path[1]]...``; the containers inside ``acc``
+    belong to the sum being built too, so lists and dicts among them are updated in place."""
+    if len(path) == 1:
+        return _leaf_add_at(acc, path[0], x)
+    idx = path[0]
+    inner = acc[idx]
+    new_inner = _add_at_path(inner, path[1:], x)
+    if new_inner is inner:
+        return acc
+    if _isinstance(acc, (_list, _dict)):
+        acc[idx] = new_inner
+        return acc
+    elements = _list(acc)   # a tuple or named tuple: rebuilt
+    elements[idx] = new_inner
+    return _construct(_type(acc), elements)
+
+
+class ContainerVSpace(VSpace):
+    """The space of a container: the product of the spaces of its elements.
+
+    ``shape`` is the container of the elements' spaces (same type and keys as the value);
+    ``size`` is the sum of their sizes.  Subclasses say how to list a value's elements in
+    ``shape``'s order (``_elements``) and how to build a value from such a list (``_build``)."""
+    __slots__ = ("_type", "_shape", "_example")
+
+    def __init__(self, value):
+        self._type, self._example = _type(value), None
+        self._shape = self._map_spaces(value)
+
+    # _leaf_space also makes spaces with ``_shape = None`` and ``_example`` set: their
+    # element spaces are computed only if an operation needs them.
+
+    @property
+    def shape(self):
+        if self._shape is None:
+            self._shape = self._map_spaces(self._example)
+            self._example = None
+        return self._shape
+
+    def _spaces(self):
+        return self._elements(self.shape)
+
+    @property
+    def size(self):
+        return sum([vs.size for vs in self._spaces()])
+
+    @property
+    def iscomplex(self):
+        return any([vs.iscomplex for vs in self._spaces()])
+
+    def _build_any(self, elements):
+        """A value of this space from ``elements``, recorded if any of them is traced."""
+        for e in elements:
+            if _isinstance(e, Box):
+                return self._build_traced(elements)
+        return self._build(elements)
+
+    def zeros(self):
+        if self._shape is None:
+            return self._build([_leaf_zeros(e) for e in self._elements(self._example)])
+        return self._build([vs.zeros() for vs in self._spaces()])
+
+    def ones(self):
+        return self._build([vs.ones() for vs in self._spaces()])
+
+    def randn(self):
+        return self._build([vs.randn() for vs in self._spaces()])
+
+    def standard_basis(self):
+        spaces = self._spaces()
+        for i, vs in enumerate(spaces):
+            for basis_vector in vs.standard_basis():
+                elements = [other.zeros() for other in spaces]
+                elements[i] = basis_vector
+                yield self._build(elements)
+
+    def _add(self, x, y):
+        return self._build_any([_leaf_add(a, b) for a, b in
+                                zip(self._elements(x), self._elements(y))])
+
+    def _scalar_mul(self, x, a):
+        return self._build_any([vs._scalar_mul(e, a) for vs, e in
+                                zip(self._spaces(), self._elements(x))])
+
+    def _inner_prod(self, x, y):
+        total = 0.0
+        for vs, a, b in zip(self._spaces(), self._elements(x), self._elements(y)):
+            total = total + vs._inner_prod(a, b)
+        return total
+
+    def _covector(self, x):
+        return self._build_any([vs._covector(e) for vs, e in
+                                zip(self._spaces(), self._elements(x))])
+
+    def __eq__(self, other):
+        return (_type(self) is _type(other) and self._type is other._type
+                and self.shape == other.shape)
+
+    __hash__ = VSpace.__hash__
+
+    def __repr__(self):
+        return "{}_{}".format(_type(self).__name__, {"shape": self.shape})
+
+
+class SequenceVSpace(ContainerVSpace):
+    """Space of a list or tuple; ``shape`` is a sequence of the same type."""
+    __slots__ = ()
+
+    def _map_spaces(self, value):
+        return _construct(self._type, [vspace(e) for e in value])
+
+    def _elements(self, x):
+        return x
+
+    def _build(self, elements):
+        return _construct(self._type, elements)
+
+    def _build_traced(self, elements):
+        return make_sequence(self._type, *elements)
+
+
+class ListVSpace(SequenceVSpace):
+    """Space of a list."""
+    __slots__ = ()
+
+    def _build(self, elements):
+        if self._type is _list:
+            return elements if _type(elements) is _list else _list(elements)
+        return _construct(self._type, elements)
+
+    def _add_at(self, acc, idx, x):
+        """``acc`` (a sum being built) with ``x`` added at ``idx`` (int, or slice and sequence)."""
+        if _isinstance(idx, slice):
+            for pos, e in zip(range(len(acc))[idx], x):
+                acc[pos] = _leaf_mut_add(acc[pos], e)
+        else:
+            acc[idx] = _leaf_mut_add(acc[idx], x)
+        return acc
+
+    def _mut_add(self, x, y):
+        for i, b in enumerate(y):
+            x[i] = _leaf_mut_add(x[i], b)
+        return x
+
+
+class TupleVSpace(SequenceVSpace):
+    """Space of a tuple or a named tuple (the type is kept)."""
+    __slots__ = ()
+
+    def _build(self, elements):
+        return _tuple(elements) if self._type is _tuple else _construct(self._type, elements)
+
+    def _add_at(self, acc, idx, x):
+        elements = _list(acc)
+        if _isinstance(idx, slice):
+            for pos, e in zip(range(len(acc))[idx], x):
+                elements[pos] = _leaf_mut_add(elements[pos], e)
+        else:
+            elements[idx] = _leaf_mut_add(elements[idx], x)
+        return self._build(elements)
+
+    def _mut_add(self, x, y):
+        return self._build([_leaf_mut_add(a, b) for a, b in zip(x, y)])
+
+
+NamedTupleVSpace = TupleVSpace   # autograd's name; named tuples use TupleVSpace here
+
+
+class DictVSpace(ContainerVSpace):
+    """Space of a dict or OrderedDict; ``shape`` has the same keys, in the same order."""
+    __slots__ = ()
+
+    def _map_spaces(self, value):
+        return self._type([(k, vspace(v)) for k, v in value.items()])
+
+    def _keys(self):
+        return self._shape if self._shape is not None else self._example
+
+    def _elements(self, x):
+        return [x[k] for k in self._keys()]
+
+    def _build(self, elements):
+        return self._type(zip(self._keys(), elements))
+
+    def _build_traced(self, elements):
+        return make_dict(self._type, _tuple(self._keys()), *elements)
+
+    def _add_at(self, acc, key, x):
+        acc[key] = _leaf_mut_add(acc[key], x)
+        return acc
+
+    def _mut_add(self, x, y):
+        for k in self._keys():
+            x[k] = _leaf_mut_add(x[k], y[k])
+        return x
+
+
+def register_container_type(value_type):
+    """Make a named tuple class or a dict subclass differentiable (list, tuple, dict and
+    OrderedDict are registered already).  Returns ``value_type``, so it works as a class
+    decorator."""
+    if _is_namedtuple_type(value_type) or issubclass(value_type, (_list, _tuple)):
+        box_type = SequenceBox
+        vs_type = ListVSpace if issubclass(value_type, _list) else TupleVSpace
+    elif issubclass(value_type, _dict):
+        box_type, vs_type = DictBox, DictVSpace
+    else:
+        raise TypeError("{} is not a list, tuple, named tuple or dict type".format(value_type))
+    box_type.register(value_type)
+    vs_type.register(value_type)
+    _container_space_types[value_type] = vs_type
+    return value_type
+
+
+for _t in (_list, _tuple, _dict, _OrderedDict):
+    register_container_type(_t)
+
+
+def _register_linalg_results():
+    # numpy.linalg returns named tuples (EighResult, SVDResult, ...): differentiable too.
+    try:
+        from numpy.linalg import _linalg
+    except ImportError:   # pragma: no cover - older numpy
+        return
+    for name in ("EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"):
+        result_type = getattr(_linalg, name, None)
+        if result_type is not None:
+            register_container_type(result_type)
+
+
+_register_linalg_results()
+
+
+# ---- builtins that look through boxes, and traced constructors ------------------------------
+
+def isinstance(obj, classinfo):
+    """The builtin ``isinstance``, applied to the value inside any boxes."""
+    return _isinstance(getval(obj), classinfo)
+
+
+def type(obj, *args):
+    """The builtin ``type``; with one argument, the type of the value inside any boxes."""
+    if args:
+        return _type(obj, *args)
+    return _type(getval(obj))
+
+
+class _ContainerMeta(_type):
+    # isinstance/issubclass against fastgrad's list/tuple/dict mean the builtin's, also
+    # for traced values, so the classes can replace the builtins in user code.
+    def __instancecheck__(cls, obj):
+        return _isinstance(getval(obj), cls._builtin)
+
+    def __subclasscheck__(cls, subclass):
+        return issubclass(subclass, cls._builtin)
+
+
+class ListMeta(_ContainerMeta):
+    pass
+
+
+class TupleMeta(_ContainerMeta):
+    pass
+
+
+class DictMeta(_ContainerMeta):
+    pass
+
+
+def _any_box(values):
+    for v in values:
+        if _isinstance(v, Box):
+            return True
+    return False
+
+
+def traced_container(value):
+    """``value`` itself, or, if it is a plain list/tuple/dict (or named tuple, OrderedDict)
+    holding traced values at any depth, the same structure as one traced value.
+
+    ``fastgrad.list([x, (y, 1.0)])`` uses it so that the inner tuple is traced as well
+    (autograd leaves such an inner tuple as a constant with boxes inside)."""
+    t = _type(value)
+    if t not in _container_space_types:
+        return value
+    if _isinstance(value, _dict):
+        values = [traced_container(v) for v in value.values()]
+        return make_dict(t, _tuple(value), *values) if _any_box(values) else value
+    elements = [traced_container(e) for e in value]
+    return make_sequence(t, *elements) if _any_box(elements) else value
+
+
+def _sequence_of(seq_type, iterable):
+    if _isinstance(iterable, SequenceBox):
+        return iterable if _type_of(iterable) is seq_type else sequence_cast(iterable, seq_type)
+    elements = [traced_container(e) for e in iterable]
+    return make_sequence(seq_type, *elements) if _any_box(elements) else seq_type(elements)
+
+
+class list(_list, metaclass=ListMeta):
+    """The builtin ``list``; built from traced elements, the result is traced too."""
+    _builtin = _list
+
+    def __new__(cls, iterable=(), /):
+        return _sequence_of(_list, iterable)
+
+
+class tuple(_tuple, metaclass=TupleMeta):
+    """The builtin ``tuple``; built from traced elements, the result is traced too."""
+    _builtin = _tuple
+
+    def __new__(cls, iterable=(), /):
+        return _sequence_of(_tuple, iterable)
+
+
+class dict(_dict, metaclass=DictMeta):
+    """The builtin ``dict``; with traced values, the result is traced too."""
+    _builtin = _dict
+
+    def __new__(cls, *args, **kwargs):
+        d = _dict(*args, **kwargs)
+        values = [traced_container(v) for v in d.values()]
+        return make_dict(_dict, _tuple(d), *values) if _any_box(values) else d

@@ -1,0 +1,365 @@
+"""ArrayBox: a traced array or scalar, with NumPy's operators and array methods.
+
+Every operator and method calls a fastgrad.numpy primitive, so it is recorded exactly
+like the corresponding function call.
+"""
+import numpy as _np
+
+from ..tracer import Box, getval
+from . import numpy_wrapper as anp
+
+_getitem = anp.getitem
+_add, _subtract, _multiply = anp.add, anp.subtract, anp.multiply
+_true_divide, _power, _remainder = anp.true_divide, anp.power, anp.remainder
+_matmul, _negative, _absolute = anp.matmul, anp.negative, anp.absolute
+_floor_divide, _divmod = anp.floor_divide, anp.divmod
+_equal, _not_equal = anp.equal, anp.not_equal
+_less, _less_equal, _greater, _greater_equal = anp.less, anp.less_equal, anp.greater, anp.greater_equal
+_ufunc_wrappers = anp.ufunc_wrappers
+_add_op, _subtract_op, _multiply_op = anp.add_op, anp.subtract_op, anp.multiply_op
+_true_divide_op, _power_op, _remainder_op = anp.true_divide_op, anp.power_op, anp.remainder_op
+_matmul_op, _negative_op = anp.matmul_op, anp.negative_op
+_ndarray = _np.ndarray
+# value types for which Python's operators are NumPy's ufuncs
+_OPERATOR_SAFE = frozenset([_np.ndarray, _np.float64, _np.float32, _np.float16, _np.longdouble,
+                            _np.complex128, _np.complex64, _np.clongdouble])
+_SEQUENCES = frozenset([list, tuple])
+_UFUNC_OPERATORS = {u: p for u, p in anp.OPERATOR_PRIMITIVES.items() if u is not _np.negative}
+
+_SETITEM_MESSAGE = (
+    "fastgrad cannot differentiate through item assignment (A[idx] = v) into a traced "
+    "array. Build a new array instead, for example np.where(mask, v, A) to replace "
+    "entries, np.concatenate / np.stack to assemble pieces, or A + np.eye(n) * d / "
+    "A * (1 - onehot) + v * onehot for single entries.")
+
+
+def _shape_of(value):
+    try:
+        return value.shape
+    except AttributeError:
+        return _np.shape(value)
+
+
+class ArrayBox(Box):
+    """A traced NumPy array or scalar."""
+    __slots__ = ()
+    __array_priority__ = 100.0
+
+    # ---- attributes ---------------------------------------------------------------
+    @property
+    def shape(self):
+        return _shape_of(self._value)
+
+    @property
+    def ndim(self):
+        return len(_shape_of(self._value))
+
+    @property
+    def size(self):
+        try:
+            return self._value.size
+        except AttributeError:
+            return _np.size(self._value)
+
+    @property
+    def dtype(self):
+        try:
+            return self._value.dtype
+        except AttributeError:
+            return _np.result_type(self._value)
+
+    @property
+    def T(self):
+        return anp.transpose(self)
+
+    @property
+    def real(self):
+        return anp.real(self)
+
+    @property
+    def imag(self):
+        return anp.imag(self)
+
+    # ---- container protocol -------------------------------------------------------
+    __getitem__ = _getitem
+
+    def __setitem__(self, idx, value):
+        raise TypeError(_SETITEM_MESSAGE)
+
+    def __len__(self):
+        return len(self._value)
+
+    def __iter__(self):
+        for i in range(len(self._value)):
+            yield _getitem(self, i)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __hash__(self):
+        return id(self)
+
+    def __float__(self):
+        return float(getval(self._value))
+
+    def __int__(self):
+        return int(getval(self._value))
+
+    def __complex__(self):
+        return complex(getval(self._value))
+
+    def __repr__(self):
+        return "ArrayBox({!r}, trace={})".format(self._value, self._trace)
+
+    # ---- arithmetic ---------------------------------------------------------------
+    # With an ndarray or NumPy-scalar value (and an operand that is not a list or tuple)
+    # the operator primitives apply Python's operator, which is the ufunc there; other
+    # values (a Python float, a box of an outer trace) go through the ufunc primitive.
+    def __add__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _add_op(self, other)
+        return _add(self, other)
+
+    def __radd__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _add_op(other, self)
+        return _add(other, self)
+
+    def __sub__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _subtract_op(self, other)
+        return _subtract(self, other)
+
+    def __rsub__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _subtract_op(other, self)
+        return _subtract(other, self)
+
+    def __mul__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _multiply_op(self, other)
+        return _multiply(self, other)
+
+    def __rmul__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _multiply_op(other, self)
+        return _multiply(other, self)
+
+    def __truediv__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _true_divide_op(self, other)
+        return _true_divide(self, other)
+
+    def __rtruediv__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _true_divide_op(other, self)
+        return _true_divide(other, self)
+
+    def __pow__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _power_op(self, other)
+        return _power(self, other)
+
+    def __rpow__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _power_op(other, self)
+        return _power(other, self)
+
+    def __mod__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _remainder_op(self, other)
+        return _remainder(self, other)
+
+    def __rmod__(self, other):
+        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
+            return _remainder_op(other, self)
+        return _remainder(other, self)
+
+    def __matmul__(self, other):
+        if type(self._value) is _ndarray and type(other) not in _SEQUENCES:
+            return _matmul_op(self, other)
+        return _matmul(self, other)
+
+    def __rmatmul__(self, other):
+        if type(self._value) is _ndarray and type(other) not in _SEQUENCES:
+            return _matmul_op(other, self)
+        return _matmul(other, self)
+
+    def __neg__(self):
+        if type(self._value) in _OPERATOR_SAFE:
+            return _negative_op(self)
+        return _negative(self)
+
+    def __pos__(self):
+        return self
+
+    __floordiv__ = _floor_divide
+    __divmod__ = _divmod
+    __abs__ = _absolute
+
+    def __rfloordiv__(self, other):
+        return _floor_divide(other, self)
+
+    def __rdivmod__(self, other):
+        return _divmod(other, self)
+
+    # ---- comparisons: plain boolean results --------------------------------------
+    __eq__ = _equal
+    __ne__ = _not_equal
+    __lt__ = _less
+    __le__ = _less_equal
+    __gt__ = _greater
+    __ge__ = _greater_equal
+
+    # ---- NumPy protocols ------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs and len(inputs) == 2:
+            # ndarray <op> box or NumPy scalar <op> box: the operator primitive applies
+            op = _UFUNC_OPERATORS.get(ufunc)
+            if op is not None:
+                ta, tb = type(inputs[0]), type(inputs[1])
+                if (ta in _OPERATOR_SAFE or tb in _OPERATOR_SAFE) and \
+                        ta not in _SEQUENCES and tb not in _SEQUENCES:
+                    return op(*inputs)
+        if method == "__call__" and "out" not in kwargs:
+            wrapper = _ufunc_wrappers.get(ufunc)
+            if wrapper is not None:
+                return wrapper(*inputs, **kwargs)
+        raise TypeError(
+            "numpy.{}{} cannot be applied to a traced value{}: fastgrad routes only plain "
+            "ufunc calls without out= (use fastgrad.numpy functions instead)".format(
+                ufunc.__name__, "" if method == "__call__" else "." + method,
+                " with out=" if "out" in kwargs else ""))
+
+    def __array_namespace__(self, api_version=None):
+        from fastgrad import numpy
+        return numpy
+
+    # ---- methods ----------------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and (shape[0] is None or not isinstance(shape[0], (int, _np.integer))):
+            shape = shape[0]
+        return anp.reshape(self, shape, order=order)
+
+    def transpose(self, *axes):
+        if not axes:
+            axes = None
+        elif len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, _np.integer))):
+            axes = axes[0]
+        return anp.transpose(self, axes)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return anp.astype_method(self, dtype, order=order, casting=casting, subok=subok,
+                                 copy=copy)
+
+    def item(self, *args):
+        return _np.asarray(getval(self._value)).item(*args)
+
+    def tolist(self):
+        return _np.asarray(getval(self._value)).tolist()
+
+    def conj(self):
+        return anp.conjugate(self)
+
+    conjugate = conj
+
+    def copy(self, order="K"):
+        return anp.copy(self, order=order)
+
+    def flatten(self, order="C"):
+        return anp.ravel(self, order=order)
+
+    def ravel(self, order="C"):
+        return anp.ravel(self, order=order)
+
+    def dot(self, b):
+        return anp.dot(self, b)
+
+    def clip(self, min=None, max=None, **kwargs):
+        return anp.clip(self, min, max, **kwargs)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return anp.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return anp.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return anp.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+        return anp.max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+        return anp.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return anp.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                       **kwargs)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return anp.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                       **kwargs)
+
+    def ptp(self, axis=None, out=None, keepdims=False):
+        return anp.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False, **kwargs):
+        return anp.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def any(self, axis=None, out=None, keepdims=False, **kwargs):
+        return anp.any(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return anp.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return anp.cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return anp.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return anp.trace(self, offset, axis1, axis2, dtype, out)
+
+    def squeeze(self, axis=None):
+        return anp.squeeze(self, axis)
+
+    def swapaxes(self, axis1, axis2):
+        return anp.swapaxes(self, axis1, axis2)
+
+    def repeat(self, repeats, axis=None):
+        return anp.repeat(self, repeats, axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return anp.take(self, indices, axis, out, mode)
+
+    def compress(self, condition, axis=None, out=None):
+        return anp.compress(condition, self, axis, out)
+
+    def round(self, decimals=0, out=None):
+        return anp.round(self, decimals, out)
+
+    def argmax(self, axis=None, out=None, **kwargs):
+        return anp.argmax(self, axis, out, **kwargs)
+
+    def argmin(self, axis=None, out=None, **kwargs):
+        return anp.argmin(self, axis, out, **kwargs)
+
+    def argsort(self, axis=-1, kind=None, order=None, **kwargs):
+        return anp.argsort(self, axis, kind, order, **kwargs)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return anp.argpartition(self, kth, axis, kind, order)
+
+    def nonzero(self):
+        return anp.nonzero(self)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return anp.searchsorted(self, v, side, sorter)
+
+
+_FLOAT_TYPES = (_np.ndarray, float, _np.float64, _np.float32, _np.float16, _np.longdouble,
+                complex, _np.complex64, _np.complex128, _np.clongdouble)
+for _t in _FLOAT_TYPES:
+    ArrayBox.register(_t)

@@ -1,0 +1,616 @@
+"""fastgrad.numpy's namespace: every callable of NumPy, wrapped so that calls on traced
+values are recorded.
+
+* functions and ufuncs become primitives (their gradient rules live in numpy_vjps /
+  numpy_jvps); a wrapper is made once per NumPy object, so aliases (``abs``/``absolute``,
+  ``concat``/``concatenate``, ``pow``/``power``...) are one object;
+* functions whose result does not depend differentiably on their inputs (comparisons,
+  rounding, arg-indices, shapes, predicates, ``*_like``...) unbox their arguments and
+  record nothing;
+* functions that build arrays from Python lists of traced values (``array``,
+  ``concatenate``, the ``stack`` family, ``append``) trace through the list;
+* classes, dtypes and constants are NumPy's own, except the integer scalar types, which
+  accept traced values (so that a traced value can be converted into an index).
+
+A plain NumPy ufunc applied to a traced value is routed here (ArrayBox.__array_ufunc__).
+Box arithmetic (``a * b``) uses primitives that apply Python's operator (see
+OPERATOR_PRIMITIVES); they carry the same rules as the ufuncs.
+"""
+import builtins as _builtins
+import operator as _operator
+import types as _types
+import warnings as _warnings
+
+import numpy as _np
+
+from ..core import SparseObject as _SparseObject
+from ..tracer import Box as _Box, getval as _getval, notrace_primitive, primitive
+
+_ndarray = _np.ndarray
+_generic = _np.generic
+_np_array = _np.array
+_np_asarray = _np.asarray
+_isinstance = _builtins.isinstance
+_type = _builtins.type
+_len = _builtins.len
+_list = _builtins.list
+_tuple = _builtins.tuple
+_range = _builtins.range
+_int = _builtins.int
+
+# ---------------------------------------------------------------------------------------
+# Which NumPy functions are constant with respect to their inputs (no gradient, no node).
+
+NOTRACE_NAMES = frozenset("""
+    equal not_equal greater greater_equal less less_equal
+    logical_and logical_or logical_not logical_xor
+    isfinite isinf isnan isnat isneginf isposinf isreal iscomplex isrealobj iscomplexobj
+    isscalar isfortran iterable isdtype issubdtype isclose allclose array_equal array_equiv
+    all any signbit isin heaviside spacing
+    floor ceil round around rint trunc fix sign floor_divide
+    argmax argmin argsort argpartition argwhere nanargmax nanargmin lexsort nonzero
+    flatnonzero searchsorted digitize count_nonzero unravel_index ravel_multi_index
+    diag_indices diag_indices_from tril_indices tril_indices_from triu_indices
+    triu_indices_from mask_indices indices ix_
+    shape ndim size result_type can_cast common_type min_scalar_type mintypecode
+    promote_types may_share_memory shares_memory broadcast_shapes typename
+    zeros_like ones_like empty_like full_like
+    bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_count
+    bitwise_left_shift bitwise_right_shift invert left_shift right_shift gcd lcm
+    packbits unpackbits
+    array2string array_repr array_str base_repr binary_repr format_float_positional
+    format_float_scientific datetime_as_string datetime_data busday_count busday_offset
+    is_busday get_include get_printoptions set_printoptions printoptions getbufsize
+    setbufsize geterr seterr geterrcall seterrcall show_config show_runtime info
+    save savez savez_compressed savetxt load loadtxt genfromtxt fromfile frombuffer
+    fromstring fromregex einsum_path nested_iters
+""".split())
+
+# Functions that write into an argument: they cannot be traced.
+MUTATING_NAMES = frozenset("copyto put put_along_axis putmask place fill_diagonal".split())
+
+# NumPy names not offered at all (submodules with their own untraced functions; the
+# index-building objects; NumPy's test runner).
+_SKIPPED_NAMES = frozenset("""
+    test char core ctypeslib emath f2py lib ma polynomial rec strings matlib linalg fft random
+""".split())
+
+# NumPy objects passed through unchanged, although callable or module-like.
+_PASSTHROUGH_MODULES = frozenset("testing exceptions dtypes typing".split())
+
+
+def _rename(f, like, name=None):
+    f.__name__ = name or like.__name__
+    f.__qualname__ = f.__name__
+    f.__doc__ = like.__doc__
+    f.__module__ = __name__
+    return f
+
+
+# ---------------------------------------------------------------------------------------
+# Primitives behind the box operators.  When one operand is an ndarray or a NumPy scalar,
+# Python's operator is exactly the ufunc (ndarray's operators call it; NumPy's scalar
+# operators use its loops), and on scalars it costs ~40 ns instead of a ufunc call's
+# ~0.5 us.  These primitives run the C operator directly (no Python frame) and carry the
+# same rules as the ufuncs; ArrayBox uses them only for such operands (see numpy_boxes).
+
+def _operator_primitive(op, ufunc):
+    p = primitive(op)
+    p.__name__ = p.__qualname__ = ufunc.__name__
+    p.__doc__ = ufunc.__doc__
+    return p
+
+
+add_op = _operator_primitive(_operator.add, _np.add)
+subtract_op = _operator_primitive(_operator.sub, _np.subtract)
+multiply_op = _operator_primitive(_operator.mul, _np.multiply)
+true_divide_op = _operator_primitive(_operator.truediv, _np.true_divide)
+power_op = _operator_primitive(_operator.pow, _np.power)
+remainder_op = _operator_primitive(_operator.mod, _np.remainder)
+matmul_op = _operator_primitive(_operator.matmul, _np.matmul)
+negative_op = _operator_primitive(_operator.neg, _np.negative)
+
+# ufunc -> its operator primitive (the rule modules register both alike)
+OPERATOR_PRIMITIVES = {
+    _np.add: add_op, _np.subtract: subtract_op, _np.multiply: multiply_op,
+    _np.true_divide: true_divide_op, _np.power: power_op, _np.remainder: remainder_op,
+    _np.matmul: matmul_op, _np.negative: negative_op,
+}
+
+# Reductions that, like autograd's, accept a Python list of traced values (np.mean([a, b])).
+_LIST_AWARE = frozenset([_np.sum, _np.mean, _np.std, _np.var, _np.prod, _np.max, _np.min,
+                         _np.amax, _np.amin, _np.linalg.norm])
+
+
+def _list_aware_primitive(np_fun):
+    this = []
+
+    def raw(a, *args, **kwargs):
+        t = _type(a)
+        if (t is _list or t is _tuple) and _contains_box(a):
+            return this[0](array(a), *args, **kwargs)
+        return np_fun(a, *args, **kwargs)
+    prim = primitive(_rename(raw, np_fun))
+    this.append(prim)
+    return prim
+
+
+_UFUNC_ATTRS = ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature",
+                "reduce", "accumulate", "reduceat", "outer", "at")
+
+# numpy ufunc -> its fastgrad primitive (for ArrayBox.__array_ufunc__)
+ufunc_wrappers = {}
+
+
+# ---------------------------------------------------------------------------------------
+# Integer scalar types that accept traced values.
+
+class _IntTypeMeta(type):
+    """Metaclass of fastgrad's integer scalar types: a call unboxes its arguments and
+    returns NumPy's own scalar; isinstance/issubclass look at NumPy's type."""
+
+    def __call__(cls, *args, **kwargs):
+        return cls._numpy_type(*[_getval(a) for a in args], **kwargs)
+
+    def __instancecheck__(cls, obj):
+        return _isinstance(obj, cls._numpy_type)
+
+    def __subclasscheck__(cls, sub):
+        return _builtins.issubclass(sub, cls._numpy_type)
+
+    def __repr__(cls):
+        return repr(cls._numpy_type)
+
+
+def _wrap_int_type(t):
+    new = _IntTypeMeta(t.__name__, (t,), {"_numpy_type": t, "__module__": t.__module__,
+                                          "__doc__": t.__doc__})
+    new.__qualname__ = t.__qualname__
+    return new
+
+
+_INT_TYPES = frozenset([_np.int8, _np.int16, _np.int32, _np.int64, _np.longlong,
+                        _np.uint8, _np.uint16, _np.uint32, _np.uint64, _np.ulonglong])
+
+
+# ---------------------------------------------------------------------------------------
+# Values nested in lists.
+
+def _contains_box(seq):
+    for e in seq:
+        if _isinstance(e, _Box):
+            return True
+        t = _type(e)
+        if (t is _list or t is _tuple) and _contains_box(e):
+            return True
+    return False
+
+
+def _is_traced_sequence(obj):
+    """True if ``obj`` is a list/tuple holding traced values, or a traced list/tuple."""
+    t = _type(obj)
+    if t is _list or t is _tuple:
+        return _contains_box(obj)
+    if _isinstance(obj, _Box):
+        return _type(_getval(obj)) in (_list, _tuple)
+    return False
+
+
+def _elements(obj):
+    if _isinstance(obj, _Box):   # a traced list: index it (traced)
+        return [obj[i] for i in _range(_len(obj))]
+    return obj
+
+
+def _traceable(e):
+    """An element of a joined sequence: lists holding boxes become traced arrays."""
+    if _is_traced_sequence(e):
+        return array(e)
+    return e
+
+
+def _shape(x):
+    try:
+        return _getval(x).shape
+    except AttributeError:
+        return _np.shape(_getval(x))
+
+
+def _ndim(x):
+    return _len(_shape(x))
+
+
+# ---------------------------------------------------------------------------------------
+# Internal primitives that have no NumPy name.
+
+getitem = primitive(_operator.getitem)   # A[idx]
+
+
+def _is_basic_index(idx):
+    """True for indices that select each element at most once (no np.add.at needed)."""
+    t = _type(idx)
+    if t is _int or t is _slice or idx is None or idx is Ellipsis or _isinstance(idx, _np.integer):
+        return True
+    if t is _tuple:
+        for i in idx:
+            ti = _type(i)
+            if not (ti is _int or ti is _slice or i is None or i is Ellipsis
+                    or _isinstance(i, _np.integer)):
+                return False
+        return True
+    if t is _ndarray and idx.dtype == _np.bool_:
+        return True
+    return False
+
+
+_slice = _builtins.slice
+_add_at = _np.add.at
+
+
+def _untake_raw(g, idx, vs):
+    """The cotangent of ``A[idx]`` as a sparse object: added into a dense array on demand."""
+    if _is_basic_index(idx):
+        def mut_add(A):
+            A[idx] += g
+            return A
+    else:
+        def mut_add(A):
+            _add_at(A, idx, g)
+            return A
+    return _SparseObject(vs, mut_add)
+
+
+_untake_raw.__name__ = _untake_raw.__qualname__ = "untake"
+untake = primitive(_untake_raw)
+
+
+def _astype_raw(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    try:
+        return x.astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
+    except AttributeError:
+        return _np_asarray(x).astype(dtype, order=order, casting=casting, subok=subok,
+                                      copy=copy)
+
+
+_astype_raw.__name__ = _astype_raw.__qualname__ = "astype"
+astype_method = primitive(_astype_raw)
+
+
+def _array_from_args_raw(*elements, dtype=None):
+    return _np_array(elements, dtype=dtype)
+
+
+_array_from_args_raw.__name__ = _array_from_args_raw.__qualname__ = "array_from_args"
+array_from_args = primitive(_array_from_args_raw)
+
+
+def _concatenate_args_raw(*arrays, axis=0):
+    return _np.concatenate(arrays, axis=axis)
+
+
+_concatenate_args_raw.__name__ = _concatenate_args_raw.__qualname__ = "concatenate_args"
+concatenate_args = primitive(_concatenate_args_raw)
+
+
+def _stack_args_raw(*arrays, axis=0):
+    return _np.stack(arrays, axis=axis)
+
+
+_stack_args_raw.__name__ = _stack_args_raw.__qualname__ = "stack_args"
+stack_args = primitive(_stack_args_raw)
+
+
+def _where_raw(condition, x, y):
+    return _np.where(condition, x, y)
+
+
+_where_raw.__name__ = _where_raw.__qualname__ = "where"
+where3 = primitive(_where_raw)
+
+
+def _diag_embed_raw(d, offset, axis1, axis2, shape):
+    """An array of ``shape``, zero except its (offset) diagonal in axes (axis1, axis2),
+    which holds the last axis of ``d`` (the inverse of np.diagonal)."""
+    d = _np_asarray(d)
+    out = _np.zeros(shape, dtype=d.dtype)
+    view = _np.moveaxis(out, (axis1, axis2), (-2, -1))
+    k = d.shape[-1]
+    rows = _np.arange(k) + (-offset if offset < 0 else 0)
+    cols = _np.arange(k) + (offset if offset > 0 else 0)
+    view[..., rows, cols] = d
+    return out
+
+
+_diag_embed_raw.__name__ = _diag_embed_raw.__qualname__ = "diag_embed"
+diag_embed = primitive(_diag_embed_raw)
+
+
+def make_diagonal(D, offset=0, axis1=-1, axis2=-2):
+    """An array with the last axis of ``D`` on its ``offset`` diagonal in axes
+    (``axis1``, ``axis2``) of the result, zeros elsewhere: the inverse of ``np.diagonal``.
+
+    ``make_diagonal(D)`` of ``D`` with shape (..., n) has shape (..., n, n)."""
+    dshape = _shape(D)
+    n = dshape[-1] + _builtins.abs(offset)
+    nd = _len(dshape) + 1
+    a1, a2 = axis1 % nd, axis2 % nd
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    batch = _builtins.iter(dshape[:-1])
+    shape = _tuple(n if i in (a1, a2) else _builtins.next(batch) for i in _range(nd))
+    return diag_embed(D, offset, a1, a2, shape)
+
+
+# ---------------------------------------------------------------------------------------
+# Wrappers with logic of their own: building arrays from lists of traced values, where.
+
+def array(object, *args, **kwargs):
+    if _type(object) is _ndarray or not (_isinstance(object, _Box)
+                                         or _is_traced_sequence(object)):
+        return _np_array(object, *args, **kwargs)
+    dtype = args[0] if args else kwargs.get("dtype")
+    ndmin = kwargs.get("ndmin", 0)
+    if _isinstance(object, _Box) and not _is_traced_sequence(object):
+        result = copy(object) if dtype is None else astype_method(object, dtype)
+    else:
+        result = _array_from_elements(_elements(object), dtype)
+    nd = _ndim(result)
+    if ndmin > nd:
+        result = reshape(result, (1,) * (ndmin - nd) + _shape(result))
+    return result
+
+
+def _array_from_elements(elements, dtype):
+    items = [_array_from_elements(_elements(e), dtype) if _is_traced_sequence(e) else e
+             for e in elements]
+    return array_from_args(*items, dtype=dtype)
+
+
+def asarray(a, *args, **kwargs):
+    if _isinstance(a, _Box):
+        if _is_traced_sequence(a):
+            return array(a, *args[:1], dtype=kwargs.get("dtype"))
+        dtype = args[0] if args else kwargs.get("dtype")
+        if dtype is None or _np.dtype(dtype) == _np.result_type(_getval(a)):
+            return a
+        return astype_method(a, dtype)
+    if _is_traced_sequence(a):
+        return array(a, *args[:1], dtype=kwargs.get("dtype"))
+    return _np_asarray(a, *args, **kwargs)
+
+
+def _join_items(arrays):
+    return [_traceable(e) for e in _elements(arrays)]
+
+
+def concatenate(arrays, axis=0, out=None, **kwargs):
+    if out is None and _is_traced_sequence(arrays):
+        items = _join_items(arrays)
+        if axis is None:
+            items = [ravel(e) for e in items]
+            axis = 0
+        result = concatenate_args(*items, axis=axis)
+        dtype = kwargs.get("dtype")
+        return result if dtype is None else astype_method(result, dtype)
+    return _np.concatenate(arrays, axis, out, **kwargs)
+
+
+def stack(arrays, axis=0, out=None, **kwargs):
+    if out is None and _is_traced_sequence(arrays):
+        result = stack_args(*_join_items(arrays), axis=axis)
+        dtype = kwargs.get("dtype")
+        return result if dtype is None else astype_method(result, dtype)
+    return _np.stack(arrays, axis, out, **kwargs)
+
+
+def _atleast(x, n):
+    """``x`` with at least ``n`` dimensions, placed as NumPy's atleast_{1,2,3}d do."""
+    shape = _shape(x)
+    nd = _len(shape)
+    if nd >= n:
+        return x
+    if n == 1:
+        new = (1,)
+    elif n == 2:
+        new = (1,) + shape if nd == 1 else (1, 1)
+    else:
+        new = {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}[nd]
+    return reshape(x, new)
+
+
+def _joined(np_fun, ndmin, axis_of):
+    def joiner(tup, **kwargs):
+        if not _is_traced_sequence(tup):
+            return np_fun(tup, **kwargs)
+        items = [_atleast(e, ndmin) for e in _join_items(tup)]
+        result = concatenate_args(*items, axis=axis_of(items))
+        dtype = kwargs.get("dtype")
+        return result if dtype is None else astype_method(result, dtype)
+    return _rename(joiner, np_fun)
+
+
+hstack = _joined(_np.hstack, 1, lambda items: 0 if _ndim(items[0]) == 1 else 1)
+vstack = _joined(_np.vstack, 2, lambda items: 0)
+dstack = _joined(_np.dstack, 3, lambda items: 2)
+
+
+def _as_column(e):
+    nd = _ndim(e)
+    return reshape(e, (_shape(e)[0] if nd == 1 else 1, 1)) if nd < 2 else e
+
+
+def column_stack(tup):
+    if not _is_traced_sequence(tup):
+        return _np.column_stack(tup)
+    return concatenate_args(*[_as_column(e) for e in _join_items(tup)], axis=1)
+
+
+if hasattr(_np, "row_stack"):
+    def row_stack(tup, **kwargs):
+        if not _is_traced_sequence(tup):
+            return _np.row_stack(tup, **kwargs)
+        _warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
+                       DeprecationWarning, stacklevel=2)
+        return vstack(tup, **kwargs)
+    _rename(row_stack, _np.row_stack)
+
+
+def append(arr, values, axis=None):
+    if not (_isinstance(arr, _Box) or _isinstance(values, _Box)
+            or _is_traced_sequence(arr) or _is_traced_sequence(values)):
+        return _np.append(arr, values, axis)
+    arr, values = _traceable(arr), _traceable(values)
+    if axis is None:
+        if _ndim(arr) != 1:
+            arr = ravel(arr)
+        values = ravel(values)
+        axis = _ndim(arr) - 1
+    return concatenate_args(arr, values, axis=axis)
+
+
+_NoValue = object()
+
+
+def where(condition, x=_NoValue, y=_NoValue):
+    if x is _NoValue and y is _NoValue:
+        return _np.where(_getval(condition))
+    if x is _NoValue or y is _NoValue:
+        raise ValueError("either both or neither of x and y should be given")
+    for v in (condition, x, y):
+        if _isinstance(v, (_ndarray, _generic, _Box)):
+            return where3(condition, x, y)
+    return _np.where(condition, x, y).tolist()
+
+
+# ---------------------------------------------------------------------------------------
+# r_ and c_: NumPy's index-expression concatenators, traced when given traced values.
+
+class _Concatenator:
+    __slots__ = ("_np_obj", "_columns")
+
+    def __init__(self, np_obj, columns):
+        self._np_obj, self._columns = np_obj, columns
+
+    def __getitem__(self, key):
+        items = key if _type(key) is _tuple else (key,)
+        if not _builtins.any(_isinstance(k, _Box) or _is_traced_sequence(k) for k in items):
+            return self._np_obj[key]
+        if _builtins.any(_isinstance(k, (_slice, str)) for k in items):
+            raise NotImplementedError("fastgrad.numpy.{}[...] with traced values supports "
+                                      "arrays and scalars only (no slices or directives); "
+                                      "use np.concatenate".format("c_" if self._columns else "r_"))
+        items = [_traceable(k) for k in items]
+        if self._columns:   # 0-d and 1-d items become columns; join along the last axis
+            return concatenate_args(*[_as_column(k) for k in items], axis=-1)
+        return concatenate_args(*[_atleast(k, 1) for k in items], axis=0)
+
+    def __len__(self):
+        return 0
+
+    def __repr__(self):
+        return "fastgrad.numpy.{}".format("c_" if self._columns else "r_")
+
+
+r_ = _Concatenator(_np.r_, False)
+c_ = _Concatenator(_np.c_, True)
+
+
+# ---------------------------------------------------------------------------------------
+# Functions that write into an argument.
+
+def _mutating(np_fun):
+    def refuse_traced(*args, **kwargs):
+        for a in _builtins.list(args) + _builtins.list(kwargs.values()):
+            if _isinstance(a, _Box):
+                raise TypeError(
+                    "np.{} writes into an array in place, which fastgrad cannot differentiate "
+                    "through; build a new array instead (e.g. with np.where, np.concatenate "
+                    "or arithmetic)".format(np_fun.__name__))
+        return np_fun(*args, **kwargs)
+    return _rename(refuse_traced, np_fun)
+
+
+# ---------------------------------------------------------------------------------------
+# Wrapping the namespace.
+
+_SPECIAL = {
+    _np.array: array, _np.asarray: asarray, _np.concatenate: concatenate, _np.stack: stack,
+    _np.hstack: hstack, _np.vstack: vstack, _np.dstack: dstack,
+    _np.column_stack: column_stack, _np.append: append, _np.where: where,
+}
+if hasattr(_np, "row_stack"):
+    _SPECIAL[_np.row_stack] = row_stack
+for _npf, _f in _SPECIAL.items():
+    _rename(_f, _npf)
+    _f.__wrapped__ = _npf
+_SPECIAL_BY_ID = {id(k): v for k, v in _SPECIAL.items()}
+
+_wrappers = {}   # id(numpy object) -> fastgrad object (so aliases share one wrapper)
+_keepalive = []  # the numpy objects whose ids key _wrappers
+
+
+def _is_function(obj):
+    return _isinstance(obj, (_np.ufunc, _types.FunctionType, _types.BuiltinFunctionType)) \
+        or _type(obj).__name__ == "_ArrayFunctionDispatcher"
+
+
+def wrap_numpy_object(name, obj):
+    """The fastgrad counterpart of numpy object ``obj`` (named ``name``), made once."""
+    key = id(obj)
+    if key in _wrappers:
+        return _wrappers[key]
+    if key in _SPECIAL_BY_ID:
+        new = _SPECIAL_BY_ID[key]
+    elif _isinstance(obj, type):
+        new = _wrap_int_type(obj) if obj in _INT_TYPES else obj
+    elif _is_function(obj):
+        if name in MUTATING_NAMES:
+            new = _mutating(obj)
+        else:
+            if name in NOTRACE_NAMES:
+                new = notrace_primitive(obj)
+            elif obj in _LIST_AWARE:
+                new = _list_aware_primitive(obj)
+            else:
+                new = primitive(obj)
+            if _isinstance(obj, _np.ufunc):
+                ufunc_wrappers[obj] = new
+                for attr in _UFUNC_ATTRS:
+                    try:
+                        setattr(new, attr, getattr(obj, attr))
+                    except AttributeError:
+                        pass
+    else:
+        new = obj
+    _wrappers[key] = new
+    _keepalive.append(obj)
+    return new
+
+
+def _public_numpy_names():
+    for name in dir(_np):
+        if name in _SKIPPED_NAMES or name in ("mgrid", "ogrid", "s_", "index_exp"):
+            continue
+        if name.startswith("_") and name not in ("__version__", "__array_api_version__"):
+            continue
+        try:
+            obj = getattr(_np, name)
+        except AttributeError:
+            continue
+        if _isinstance(obj, _types.ModuleType) and name not in _PASSTHROUGH_MODULES:
+            continue
+        yield name, obj
+
+
+def _build_namespace():
+    ns = {}
+    for name, obj in _public_numpy_names():
+        ns[name] = wrap_numpy_object(name, obj)
+    ns["r_"], ns["c_"] = r_, c_
+    ns["make_diagonal"] = make_diagonal
+    return ns
+
+
+_namespace = _build_namespace()
+__all__ = sorted(_namespace)
+globals().update(_namespace)

@@ -1,0 +1,8 @@
+"""fastgrad.numpy.random: numpy.random as it is (random numbers have no gradient).
+
+>>> import fastgrad.numpy as np
+>>> np.random.seed(0); x = np.random.randn(3)
+"""
+from numpy.random import *                                        # noqa: F401,F403
+from numpy.random import (RandomState, default_rng, normal, rand, randint, randn,  # noqa: F401
+                          random, seed, uniform, Generator, SeedSequence, BitGenerator)

@@ -1,0 +1,348 @@
+"""Deep graphs, memory, graph lifetime, reentrancy, and never mutating caller arrays.
+
+(SPEC §8: "graph of 10^6 sequential primitives: works, no recursion anywhere, memory
+proportional to the graph"; DESIGN.md invariants.)  Memory is measured with tracemalloc,
+never with timings.
+"""
+import gc
+import math
+import tracemalloc
+import weakref
+
+import numpy as onp
+import pytest
+
+from conftest import import_target
+from gradcheck import assert_tree_allclose, check_grads
+
+ag = import_target()
+anp = import_target("numpy")
+extend = import_target("extend")
+tracer = import_target("tracer")
+
+FACTOR = 1.0000001
+
+
+def chain(n):
+    def f(x):
+        for _ in range(n):
+            x = x * FACTOR
+        return x
+    return f
+
+
+# ---------------------------------------------------------------------------
+# 10^6 primitives
+
+@pytest.mark.slow
+def test_million_primitive_chain_on_float():
+    n = 10 ** 6
+    g = ag.grad(chain(n))(0.5)
+    assert math.isclose(float(g), FACTOR ** n, rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_million_primitive_chain_on_small_array():
+    n = 10 ** 6
+    x = onp.array([0.5, -1.0])
+
+    def f(x):
+        for _ in range(n // 2):
+            x = x * FACTOR
+        return anp.sum(x)  # n // 2 multiplies + 1 sum, twice over below
+    g = ag.grad(lambda x: f(x) + f(x * 2.0))(x)
+    assert_tree_allclose(g, onp.full(2, 3.0 * FACTOR ** (n // 2)), rtol=1e-9)
+
+
+@pytest.mark.slow
+def test_million_primitive_graph_dropped_without_backward_pass():
+    # freeing a deep graph that was never differentiated must not recurse either
+    vjp, ans = ag.make_vjp(chain(10 ** 6))(0.5)
+    assert math.isclose(float(ans), 0.5 * FACTOR ** 10 ** 6, rel_tol=1e-9)
+    del vjp
+
+
+def _peak_bytes_of_grad(n):
+    f = chain(n)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        ag.grad(f)(0.5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak - before
+
+
+@pytest.mark.slow
+def test_peak_memory_grows_linearly():
+    base = _peak_bytes_of_grad(1_000)
+    p1 = _peak_bytes_of_grad(100_000) - base
+    p2 = _peak_bytes_of_grad(200_000) - base
+    ratio = p2 / p1
+    assert 1.6 <= ratio <= 2.4, f"peak memory ratio for 2x graph size: {ratio:.2f} ({p1}, {p2})"
+    per_primitive = (p2 - p1) / 100_000
+    assert per_primitive < 4096, f"{per_primitive:.0f} bytes per recorded primitive"
+
+
+# ---------------------------------------------------------------------------
+# the graph is freed when grad returns (reference counting alone, no gc.collect)
+
+class _GcDisabled:
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        gc.collect()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was_enabled:
+            gc.enable()
+
+
+def _intermediate_refs_fun(refs, np):
+    def f(x):
+        y = np.sin(x)
+        refs.append(weakref.ref(tracer.getval(y)))
+        z = np.exp(y) * y
+        refs.append(weakref.ref(tracer.getval(z)))
+        w = z[[0, 0, 1]] @ z[:3]
+        refs.append(weakref.ref(tracer.getval(w)) if isinstance(tracer.getval(w), onp.ndarray)
+                    else None)
+        return np.sum(w * z[0]) + np.sum(y ** 2)
+    return f
+
+
+def _assert_all_dead(refs):
+    alive = [i for i, r in enumerate(refs) if r is not None and r() is not None]
+    assert not alive, f"intermediate values {alive} still alive"
+
+
+@pytest.mark.parametrize("op", ["grad", "value_and_grad", "make_vjp", "elementwise_grad"])
+def test_graph_freed_after_grad_without_gc(op):
+    refs = []
+    f = _intermediate_refs_fun(refs, anp)
+    x = onp.linspace(0.1, 0.9, 4)
+    with _GcDisabled():
+        if op == "make_vjp":
+            vjp, ans = ag.make_vjp(f)(x)
+            vjp(1.0)
+            del vjp, ans
+        elif op == "elementwise_grad":
+            ag.elementwise_grad(f)(x)
+        else:
+            getattr(ag, op)(f)(x)
+        assert len(refs) == 3
+        _assert_all_dead(refs)
+
+
+def test_graph_freed_after_second_order_without_gc():
+    refs = []
+    f = _intermediate_refs_fun(refs, anp)
+    x = onp.linspace(0.1, 0.9, 4)
+    with _GcDisabled():
+        ag.elementwise_grad(ag.grad(f))(x)
+        _assert_all_dead(refs)
+
+
+def test_values_captured_by_user_rule_are_freed_without_gc():
+    refs = []
+
+    @extend.primitive
+    def scaled(x):
+        return x * 3.0
+
+    def maker(ans, x):
+        refs.append(weakref.ref(ans))
+        refs.append(weakref.ref(x))
+        return lambda g: g * 3.0
+    extend.defvjp(scaled, maker)
+
+    def f(x):
+        return anp.sum(scaled(anp.sin(x)) ** 2)
+    x = onp.linspace(0.1, 0.9, 4)
+    with _GcDisabled():
+        g = ag.grad(f)(x)
+        assert len(refs) == 2
+        _assert_all_dead(refs)
+    assert_tree_allclose(g, 18.0 * onp.sin(x) * onp.cos(x), rtol=1e-13)
+
+
+class _CountingNode(tracer.Node):
+    instances = []
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        self.parents_kept = parents
+        _CountingNode.instances.append(weakref.ref(self))
+
+    def initialize_root(self):
+        self.parents_kept = ()
+        _CountingNode.instances.append(weakref.ref(self))
+
+
+def test_node_subclass_graph_freed_without_gc():
+    _CountingNode.instances.clear()
+
+    def f(x):
+        for _ in range(1000):
+            x = anp.sin(x) * 1.01
+        return x
+    with _GcDisabled():
+        end_value, end_node = tracer.trace(_CountingNode.new_root(), f, 0.3)
+        assert len(_CountingNode.instances) == 2001
+        alive = sum(r() is not None for r in _CountingNode.instances)
+        assert alive == 2001  # the end node keeps its ancestors alive
+        del end_node
+        alive = sum(r() is not None for r in _CountingNode.instances)
+        assert alive == 0, f"{alive} nodes alive after the end node was dropped"
+
+
+# ---------------------------------------------------------------------------
+# reentrancy: rules that call grad inside their VJP
+
+@extend.primitive
+def cube_sum(x):
+    return onp.sum(x ** 3)
+
+
+def _cube_sum_maker(ans, x):
+    def vjp(g):
+        # a whole forward and backward pass inside the outer backward pass
+        return g * ag.grad(lambda t: anp.sum(t * t * t))(x)
+    return vjp
+
+
+extend.defvjp(cube_sum, _cube_sum_maker)
+
+
+@extend.primitive
+def nested_rule(x):
+    return onp.sin(x)
+
+
+def _nested_rule_maker(ans, x):
+    def vjp(g):
+        # this inner grad itself goes through a user primitive whose rule calls grad
+        inner = ag.elementwise_grad(lambda t: cube_sum(t) * 0.0 + anp.sin(t))(x)
+        return g * inner
+    return vjp
+
+
+extend.defvjp(nested_rule, _nested_rule_maker)
+
+
+def test_rule_calling_grad_inside_vjp():
+    x = onp.array([0.3, -0.7, 1.1])
+
+    def f(x):
+        a = anp.sin(x) * 2.0
+        return cube_sum(a) + cube_sum(x) + anp.sum(a)
+    g = ag.grad(f)(x)
+    a = 2 * onp.sin(x)
+    expected = 3 * a ** 2 * 2 * onp.cos(x) + 3 * x ** 2 + 2 * onp.cos(x)
+    assert_tree_allclose(g, expected, rtol=1e-13)
+
+
+def test_rule_calling_grad_inside_vjp_second_order():
+    x = onp.array([0.3, -0.7, 1.1])
+    check_grads(lambda x: cube_sum(anp.sin(x)) + cube_sum(x), x, order=2, module=ag)
+
+
+def test_nested_reentrant_rules():
+    x = onp.array([0.3, -0.7, 1.1])
+    g = ag.grad(lambda x: anp.sum(nested_rule(x) * nested_rule(x * 2.0)))(x)
+    expected = onp.cos(x) * onp.sin(2 * x) + 2 * onp.sin(x) * onp.cos(2 * x)
+    assert_tree_allclose(g, expected, rtol=1e-13)
+
+
+def test_vjp_reused_and_interleaved():
+    x = onp.array([0.3, -0.7, 1.1])
+    vjp1, _ = ag.make_vjp(lambda x: anp.sin(x) * x)(x)
+    vjp2, _ = ag.make_vjp(lambda x: anp.cos(x) + x)(x)
+    u = onp.array([1.0, 2.0, 3.0])
+    a1 = vjp1(u)
+    b1 = vjp2(u)
+    a2 = vjp1(u)
+    b2 = vjp2(2 * u)
+    assert_tree_allclose(a1, a2, rtol=0)
+    assert_tree_allclose(a1, u * (onp.cos(x) * x + onp.sin(x)), rtol=1e-14)
+    assert_tree_allclose(b2, 2 * b1, rtol=1e-15)
+
+
+# ---------------------------------------------------------------------------
+# caller-owned arrays are never modified
+
+_RS = onp.random.RandomState(3)
+C = _RS.randn(4)
+IDX = onp.array([0, 0, 2, 3, 3, 3])
+MASK = onp.array([True, False, True, True])
+
+CALLER_CASES = {
+    "x+x": lambda x: anp.sum(x + x),
+    "x*x": lambda x: anp.sum(x * x),
+    "x-returned": lambda x: x,
+    "x+x-returned": lambda x: x + x,
+    "sum-broadcast": lambda x: anp.sum(x) + anp.sum(x * 2.0) + anp.sum(x),
+    "sum-axis": lambda x: anp.sum(anp.sum(anp.outer(x, x), axis=0) + anp.sum(x)),
+    "mean-broadcast": lambda x: anp.mean(x) + anp.mean(x),
+    "captured": lambda x: anp.sum(x * C) + anp.sum(C * x) + anp.dot(C, x),
+    "captured-add": lambda x: anp.sum((x + C) * (C + x)),
+    "fan-in": lambda x: anp.sum(sum(x * c for c in (C, C * 2.0, C))),
+    "index-repeated": lambda x: anp.sum(x[IDX] * x[IDX]),
+    "index-mixed": lambda x: x[0] * x[0] + x[1] * x[3] + anp.sum(x[1:]) + anp.sum(x[MASK]),
+    "index-then-x": lambda x: anp.sum(x[IDX]) + anp.sum(x),
+    "where": lambda x: anp.sum(anp.where(MASK, x, C) + anp.where(MASK, C, x)),
+    "concatenate": lambda x: anp.sum(anp.concatenate([x, C, x]) ** 2),
+    "stack": lambda x: anp.sum(anp.stack([x, C, x]) ** 2),
+    "reshape-view": lambda x: anp.sum(anp.reshape(x, (2, 2)) + anp.reshape(x, (2, 2)).T),
+    "scalar-chain": lambda x: x[0] * 2.0 + x[0] + x[0],
+}
+
+
+def _snapshot(*arrays):
+    return [(a.dtype, a.shape, a.tobytes()) for a in arrays]
+
+
+@pytest.mark.parametrize("name", list(CALLER_CASES))
+def test_caller_arrays_unchanged(name):
+    fun = CALLER_CASES[name]
+    x = _RS.randn(4)
+    before = _snapshot(x, C, IDX, MASK)
+    vjp, ans = ag.make_vjp(fun)(x)
+    ans_before = _snapshot(onp.asarray(ans))
+    seed = onp.asarray(_RS.randn(*onp.shape(ans)))
+    seed_before = _snapshot(seed)
+    g1 = vjp(seed)
+    g1_copy = onp.array(g1, copy=True)
+    g2 = vjp(seed)  # a second backward pass over the same graph
+    assert _snapshot(x, C, IDX, MASK) == before, "input or captured array modified"
+    assert _snapshot(seed) == seed_before, "the cotangent passed to the vjp was modified"
+    assert _snapshot(onp.asarray(ans)) == ans_before, "the returned value was modified"
+    assert_tree_allclose(g1, g1_copy, rtol=0)
+    assert_tree_allclose(g2, g1_copy, rtol=0)
+
+
+@pytest.mark.filterwarnings("ignore:Output seems independent of input")
+@pytest.mark.parametrize("name", ["x+x", "sum-broadcast", "index-repeated", "fan-in"])
+def test_caller_arrays_unchanged_by_grad_and_second_order(name):
+    fun = CALLER_CASES[name]
+    x = _RS.randn(4)
+    before = _snapshot(x, C, IDX, MASK)
+    ag.grad(fun)(x)
+    ag.elementwise_grad(ag.grad(fun))(x)
+    assert _snapshot(x, C, IDX, MASK) == before
+
+
+def test_scalar_seed_and_readonly_inputs():
+    # read-only inputs and seeds must be usable: nothing is written into them
+    x = _RS.randn(4)
+    x.setflags(write=False)
+    seed = onp.ones(4)
+    seed.setflags(write=False)
+    vjp, ans = ag.make_vjp(lambda x: x + x * C + x)(x)
+    g = vjp(seed)
+    assert_tree_allclose(g, 2.0 + C, rtol=1e-15)
+    g = ag.grad(lambda x: anp.sum(x[IDX]) + anp.sum(x) + anp.sum(x))(x)
+    expected = onp.bincount(IDX, minlength=4) + 2.0
+    assert_tree_allclose(g, expected, rtol=0)
