@@ -3,6 +3,7 @@
     python benchmarks/run.py                      # all workloads, all implementations
     python benchmarks/run.py --workloads W1,W5 --impls fastgrad-pure,autograd,hand
     python benchmarks/run.py --quick              # smoke test: 3 short rounds
+    python benchmarks/run.py --steady-malloc      # freed memory kept in-process (see README)
 
 How one workload is measured:
 - Each implementation gets its own long-lived worker process (``run.py --worker IMPL WID``) that

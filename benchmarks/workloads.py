@@ -3,7 +3,7 @@
 Every benchmark and the W1-W9 correctness tests import these definitions, so the
 numbers in the README and the gradients checked in tests/ come from the same code.
 ``make_case(wid, np)`` returns ``(fun, args, argnum)``: differentiate ``fun`` w.r.t.
-``args[argnum]``.  ``HAND`` holds the hand-written NumPy adjoints (the floor).
+``args[argnum]``.  The hand-written NumPy adjoints (the floor) are in hand.py.
 """
 import numpy as onp
 

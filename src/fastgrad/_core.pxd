@@ -42,7 +42,11 @@ cdef class VJPNode(Node):
     cdef readonly object rule            # primitive_vjps[fun] when recorded (None: no rule)
     cdef readonly object value           # the output (what rules call ans)
     cdef readonly tuple args             # the unboxed positional arguments
-    cdef readonly dict kwargs            # the keyword arguments
+    cdef readonly object _kwargs         # the keyword arguments (a dict), or None when there were none
+    cdef object pending                  # cotangent summed so far by the running backward pass (None: none yet)
+    cdef bint owned                      # pending is an array that pass allocated (so it may add into it)
+    cdef Py_ssize_t waiting              # consumers of this node that pass has not processed yet
+    cdef unsigned long long stamp        # id of the backward pass using the three fields above (0: none)
     cdef object __weakref__
     cdef void release(self)
 

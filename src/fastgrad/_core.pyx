@@ -31,6 +31,7 @@ cdef dict _box_types = {}       # value type -> Box subclass (Box.type_mappings)
 cdef set _plain_box_types = set()   # Box subclasses without their own __init__: filled in C
 cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
 cdef object _generic_add = None # set by core: (prev or None, prev_owned, g) -> (sum, owned)
+cdef object _sparse_type = None # set by core: the sparse cotangent type, added in place via .mut_add
 cdef tuple _EMPTY = ()
 cdef object _ndarray = ndarray
 cdef object _float64 = float64
@@ -39,6 +40,11 @@ cdef object _float64 = float64
 def set_generic_add(fn):
     global _generic_add
     _generic_add = fn
+
+
+def set_sparse_type(tp):
+    global _sparse_type
+    _sparse_type = tp
 
 
 cdef class Box:
@@ -70,9 +76,7 @@ cdef class Box:
 
 cdef inline object _new_box(object value, long long trace, object node):
     cdef PyObject* found = PyDict_GetItem(_box_types, type(value))
-    if found is NULL:
-        raise TypeError(_cannot_differentiate(value))
-    box_type = <object>found
+    box_type = <object>found if found is not NULL else _box_type_of_subclass(type(value))
     if box_type not in _plain_box_types:
         return box_type(value, trace, node)
     cdef Box box = (<PyTypeObject*>box_type).tp_new(box_type, <PyObject*>_EMPTY, NULL)
@@ -82,13 +86,23 @@ cdef inline object _new_box(object value, long long trace, object node):
     return box
 
 
+cdef object _box_type_of_subclass(object tp):
+    """The box type of the nearest registered base of ``tp`` (e.g. a named tuple's tuple),
+    remembered for ``tp``; TypeError if there is none."""
+    for base in tp.__mro__[1:]:
+        if base in _box_types:
+            _box_types[tp] = _box_types[base]
+            return _box_types[base]
+    raise TypeError(_cannot_differentiate_type(tp))
+
+
 def new_box(value, trace, node):
     return _new_box(value, trace, node)
 
 
-def _cannot_differentiate(value):
-    msg = "Can't differentiate w.r.t. type {}".format(type(value))
-    if isinstance(value, int):
+def _cannot_differentiate_type(tp):
+    msg = "Can't differentiate w.r.t. type {}".format(tp)
+    if issubclass(tp, int):
         msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
     return msg
 
@@ -116,57 +130,8 @@ cdef class Primitive:
         self.__wrapped__ = fun
 
     def __call__(self, *args, **kwargs):
-        cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i, j, count = 0
-        cdef long long top = -1, t
-        cdef object a, node_type = None
-        for i in range(n):
-            a = <object>PyTuple_GET_ITEM(args, i)
-            if isinstance(a, Box):
-                t = (<Box>a)._trace
-                if t > top:
-                    top, count, node_type = t, 1, type((<Box>a)._node)
-                elif t == top:
-                    count += 1
-        if top < 0:
-            return PyObject_Call(self.fun, args, <PyObject*>kwargs if kwargs else NULL)
-
-        # Unbox the arguments of the innermost trace; note whether any box is left.
-        cdef tuple argvals = PyTuple_New(n)
-        cdef tuple argnums = PyTuple_New(count)
-        cdef tuple parents = PyTuple_New(count)
-        cdef bint boxes_left = False
-        j = 0
-        for i in range(n):
-            a = <object>PyTuple_GET_ITEM(args, i)
-            if isinstance(a, Box):
-                if (<Box>a)._trace == top:
-                    node = (<Box>a)._node
-                    Py_INCREF(node)
-                    PyTuple_SET_ITEM(parents, j, node)
-                    num = i
-                    Py_INCREF(num)
-                    PyTuple_SET_ITEM(argnums, j, num)
-                    j += 1
-                    a = (<Box>a)._value
-                    if isinstance(a, Box):
-                        boxes_left = True
-                else:
-                    boxes_left = True
-            Py_INCREF(a)
-            PyTuple_SET_ITEM(argvals, i, a)
-
-        cdef PyObject* kw = <PyObject*>kwargs if kwargs else NULL
-        if boxes_left:   # boxes of outer traces: dispatch again, outermost last
-            ans = PyObject_Call(self, argvals, kw)
-        else:
-            ans = PyObject_Call(self.fun, argvals, kw)
-        if self._notrace_types is not None and node_type in self._notrace_types:
-            return ans
-        if node_type is VJPNode:
-            node = _vjp_node(ans, self, argvals, kwargs, argnums, parents)
-        else:
-            node = node_type(ans, self, argvals, kwargs, argnums, parents)
-        return _new_box(ans, top, node)
+        # Calls normally arrive through _primitive_tp_call (no keyword dict is made per call).
+        return _call_primitive(self, args, <PyObject*>kwargs if kwargs else NULL)
 
     def __get__(self, obj, objtype):
         return self if obj is None else _types.MethodType(self, obj)
@@ -179,13 +144,103 @@ cdef class NotracePrimitive(Primitive):
     """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
 
     def __call__(self, *args, **kwargs):
-        cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i
-        cdef tuple argvals = PyTuple_New(n)
-        for i in range(n):
-            a = getval(<object>PyTuple_GET_ITEM(args, i))
-            Py_INCREF(a)
-            PyTuple_SET_ITEM(argvals, i, a)
-        return PyObject_Call(self.fun, argvals, <PyObject*>kwargs if kwargs else NULL)
+        return _call_notrace(self, args, <PyObject*>kwargs if kwargs else NULL)
+
+
+cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
+    """Call ``self`` on ``args`` (and the keyword dict ``kw``, or NULL), recording a node if any
+    argument is a box: the innermost trace's boxes are unboxed and become the node's parents."""
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i, j, count = 0
+    cdef long long top = -1, t
+    cdef object a, node_type = None
+    for i in range(n):
+        a = <object>PyTuple_GET_ITEM(args, i)
+        if isinstance(a, Box):
+            t = (<Box>a)._trace
+            if t > top:
+                top, count, node_type = t, 1, type((<Box>a)._node)
+            elif t == top:
+                count += 1
+    if top < 0:
+        return PyObject_Call(self.fun, args, kw)
+
+    # Unbox the arguments of the innermost trace; note whether any box is left.
+    cdef tuple argvals = PyTuple_New(n)
+    cdef tuple argnums = PyTuple_New(count)
+    cdef tuple parents = PyTuple_New(count)
+    cdef bint boxes_left = False
+    j = 0
+    for i in range(n):
+        a = <object>PyTuple_GET_ITEM(args, i)
+        if isinstance(a, Box):
+            if (<Box>a)._trace == top:
+                node = (<Box>a)._node
+                Py_INCREF(node)
+                PyTuple_SET_ITEM(parents, j, node)
+                num = i
+                Py_INCREF(num)
+                PyTuple_SET_ITEM(argnums, j, num)
+                j += 1
+                a = (<Box>a)._value
+                if isinstance(a, Box):
+                    boxes_left = True
+            else:
+                boxes_left = True
+        Py_INCREF(a)
+        PyTuple_SET_ITEM(argvals, i, a)
+
+    if boxes_left:   # boxes of outer traces: dispatch again, outermost last
+        ans = PyObject_Call(self, argvals, kw)
+    else:
+        ans = PyObject_Call(self.fun, argvals, kw)
+    if self._notrace_types is not None and node_type in self._notrace_types:
+        return ans
+    kwargs = <object>kw if kw is not NULL else None
+    if node_type is VJPNode:
+        node = _vjp_node(ans, self, argvals, kwargs, argnums, parents)
+    else:
+        node = node_type(ans, self, argvals, {} if kwargs is None else kwargs, argnums, parents)
+    return _new_box(ans, top, node)
+
+
+cdef object _call_notrace(Primitive self, tuple args, PyObject* kw):
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i
+    cdef tuple argvals = PyTuple_New(n)
+    for i in range(n):
+        a = getval(<object>PyTuple_GET_ITEM(args, i))
+        Py_INCREF(a)
+        PyTuple_SET_ITEM(argvals, i, a)
+    return PyObject_Call(self.fun, argvals, kw)
+
+
+# Python's call protocol hands a type's tp_call the positional tuple and the keyword dict
+# or NULL.  A `def __call__(*args, **kwargs)` would build an empty dict on every call and
+# keep it on the node, so the two primitive types get these C entry points instead.
+cdef extern from *:
+    """
+    typedef PyObject *(*fg_callfunc)(PyObject *, PyObject *, PyObject *);
+    static fg_callfunc fg_primitive_impl = NULL, fg_notrace_impl = NULL;
+    static PyObject *fg_primitive_tp_call(PyObject *self, PyObject *args, PyObject *kw) {
+        return fg_primitive_impl(self, args, (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
+    }
+    static PyObject *fg_notrace_tp_call(PyObject *self, PyObject *args, PyObject *kw) {
+        return fg_notrace_impl(self, args, (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
+    }
+    static void fg_install_calls(PyObject *primitive_type, PyObject *notrace_type) {
+        ((PyTypeObject *)primitive_type)->tp_call = fg_primitive_tp_call;
+        ((PyTypeObject *)notrace_type)->tp_call = fg_notrace_tp_call;
+        PyType_Modified((PyTypeObject *)primitive_type);
+        PyType_Modified((PyTypeObject *)notrace_type);
+    }
+    """
+    ctypedef PyObject* (*fg_callfunc)(PyObject*, PyObject*, PyObject*)
+    fg_callfunc fg_primitive_impl
+    fg_callfunc fg_notrace_impl
+    void fg_install_calls(object primitive_type, object notrace_type)
+
+fg_primitive_impl = <fg_callfunc>_call_primitive
+fg_notrace_impl = <fg_callfunc>_call_notrace
+fg_install_calls(Primitive, NotracePrimitive)
 
 
 def register_notrace(node_type, prim):
@@ -280,12 +335,16 @@ cdef class VJPNode(Node):
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         self.parents, self.parent_argnums, self.fun = tuple(parents), tuple(parent_argnums), fun
-        self.value, self.args, self.kwargs = value, tuple(args), dict(kwargs)
+        self.value, self.args, self._kwargs = value, tuple(args), dict(kwargs) if kwargs else None
         self.rule = _vjps.get(fun)   # looked up now: later registry edits do not apply
 
     def initialize_root(self):
         self.parents = self.parent_argnums = _EMPTY
         self.args = _EMPTY
+
+    @property
+    def kwargs(self):
+        return {} if self._kwargs is None else self._kwargs
 
     def vjp(self, g):
         """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
@@ -294,13 +353,13 @@ cdef class VJPNode(Node):
     cdef void release(self):
         self.parents = _EMPTY
         self.args = _EMPTY
-        self.value = self.kwargs = self.rule = None
+        self.value = self._kwargs = self.rule = None
 
 
-cdef VJPNode _vjp_node(object ans, object fun, tuple args, dict kwargs, tuple argnums, tuple parents):
+cdef VJPNode _vjp_node(object ans, object fun, tuple args, object kwargs, tuple argnums, tuple parents):
     cdef VJPNode node = VJPNode.__new__(VJPNode)
     node.parents, node.parent_argnums, node.fun = parents, argnums, fun
-    node.value, node.args, node.kwargs = ans, args, kwargs
+    node.value, node.args, node._kwargs = ans, args, kwargs
     node.rule = _vjps.get(fun)
     return node
 
@@ -308,7 +367,7 @@ cdef VJPNode _vjp_node(object ans, object fun, tuple args, dict kwargs, tuple ar
 cdef object _node_vjp(VJPNode node, object g):
     rule, argnums = node.rule, node.parent_argnums
     if type(rule) is VJPRule:
-        return [(<VJPRule>rule).one(i, g, node.value, node.args, node.kwargs) for i in argnums]
+        return [(<VJPRule>rule).one(i, g, node.value, node.args, node._kwargs) for i in argnums]
     if rule is None:
         raise _missing("VJP", node.fun, argnums)
     return rule(argnums, node.value, node.args, node.kwargs)(g)
@@ -360,36 +419,119 @@ cdef tuple _accumulate(object prev, bint prev_owned, object g):
                 prev += g
                 return prev, True
             return prev + g, True
+    elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
+        return g.mut_add(prev), True
     return _generic_add(prev, prev_owned, g)
 
 
-cdef void _add_pending(dict pending, set owned, object parent, object cot) except *:
-    cdef PyObject* found = PyDict_GetItem(pending, parent)
-    if found is NULL:
-        if _is_fast(type(cot)):
-            pending[parent] = cot   # borrowed until a second contribution arrives
-            return
-        total, is_owned = _generic_add(None, False, cot)   # e.g. densify a sparse cotangent
-    else:
-        total, is_owned = _accumulate(<object>found, parent in owned, cot)
-    pending[parent] = total
-    if is_owned:
-        owned.add(parent)
-    else:
-        owned.discard(parent)
+cdef tuple _first_contribution(object g):
+    """How a first cotangent is kept: borrowed if it is a plain value, else via the hook
+    (which turns a sparse cotangent into an array of its own)."""
+    tp = type(g)
+    if _is_fast(tp):
+        return g, False
+    if tp is _sparse_type:
+        return g.mut_add(g.vs.zeros()), True
+    return _generic_add(None, False, g)
+
+
+cdef object _CONFLICT = object()   # the node fields are in use by another pass over this graph
+cdef unsigned long long _last_pass = 0
 
 
 def backward_pass(object g, object end_node, bint consume=False):
     """The cotangent of the root given ``g`` for ``end_node``; None if nothing reaches it.
 
     ``consume=True`` releases every node as soon as it is processed (single-use graphs)."""
+    if type(end_node) is VJPNode:
+        result = _backward_on_nodes(g, <VJPNode>end_node, consume)
+        if result is not _CONFLICT:
+            return result
+    return _backward_with_dicts(g, end_node, consume)
+
+
+cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
+    """The backward pass with its bookkeeping (consumer counts, pending sums) in node fields.
+
+    Visits nodes in the same order as toposort.  Gives up (_CONFLICT) before touching any
+    node if the graph has foreign node types or is in use by another pass (a rule of that
+    pass, or another thread, running a pass over the same graph)."""
+    global _last_pass
+    _last_pass += 1
+    cdef unsigned long long stamp = _last_pass
+    cdef VJPNode node, parent
+    cdef list marked = [end], stack = [end], ready = [end]
+    cdef tuple parents, argnums
+    cdef Py_ssize_t k, nparents
+    if end.stamp != 0:
+        return _CONFLICT
+    end.stamp, end.waiting = stamp, 0
+    while stack:
+        node = <VJPNode>stack.pop()
+        for p in node.parents:
+            if type(p) is not VJPNode or ((<VJPNode>p).stamp != 0 and (<VJPNode>p).stamp != stamp):
+                for node in marked:
+                    node.stamp = 0
+                return _CONFLICT
+            parent = <VJPNode>p
+            if parent.stamp == stamp:
+                parent.waiting += 1
+            else:
+                parent.stamp, parent.waiting = stamp, 1
+                marked.append(parent)
+                stack.append(parent)
+
+    end.pending, end.owned = g, False
+    result = None
+    try:
+        while ready:
+            node = <VJPNode>ready.pop()
+            g, node.pending = node.pending, None
+            parents = node.parents
+            nparents = PyTuple_GET_SIZE(parents)
+            if g is not None:
+                if nparents == 0:
+                    result = g
+                elif type(node.rule) is VJPRule:
+                    argnums = node.parent_argnums
+                    for k in range(nparents):
+                        cot = (<VJPRule>node.rule).one(<object>PyTuple_GET_ITEM(argnums, k), g,
+                                                       node.value, node.args, node._kwargs)
+                        if cot is not None:
+                            _add_to_node(<VJPNode>PyTuple_GET_ITEM(parents, k), cot)
+                else:
+                    for p, cot in zip(parents, _node_vjp(node, g)):
+                        if cot is not None:
+                            _add_to_node(<VJPNode>p, cot)
+            for k in range(nparents):
+                parent = <VJPNode>PyTuple_GET_ITEM(parents, k)
+                parent.waiting -= 1
+                if parent.waiting == 0:
+                    ready.append(parent)
+            node.stamp = 0
+            if consume:
+                node.release()
+    except BaseException:
+        for node in marked:
+            node.stamp, node.pending = 0, None
+        raise
+    return result
+
+
+cdef inline void _add_to_node(VJPNode parent, object cot) except *:
+    if parent.pending is None:
+        parent.pending, parent.owned = _first_contribution(cot)
+    else:
+        parent.pending, parent.owned = _accumulate(parent.pending, parent.owned, cot)
+
+
+cdef object _backward_with_dicts(object g, object end_node, bint consume):
+    """The same pass with its bookkeeping in dicts: for graphs with user node types, and
+    for a second pass over a graph that another pass is using."""
     cdef list order = toposort(end_node)
     cdef dict pending = {end_node: g}
     cdef set owned = set()
-    cdef Py_ssize_t k, idx, nparents
     cdef PyObject* found
-    cdef VJPNode vnode
-    cdef tuple parents, argnums
     result = None
     for idx in range(len(order)):
         node = order[idx]
@@ -398,36 +540,26 @@ def backward_pass(object g, object end_node, bint consume=False):
             continue
         g = <object>found
         PyDict_DelItem(pending, node)
-        if type(node) is VJPNode:
-            vnode = <VJPNode>node
-            parents = vnode.parents
-            nparents = PyTuple_GET_SIZE(parents)
-            if nparents == 0:
-                result = g
+        parents = _parents_of(node)
+        if not parents:
+            result = g
+            continue
+        cots = _node_vjp(<VJPNode>node, g) if type(node) is VJPNode else node.vjp(g)
+        for parent, cot in zip(parents, cots):
+            if cot is None:
                 continue
-            rule = vnode.rule
-            if type(rule) is VJPRule:
-                argnums = vnode.parent_argnums
-                for k in range(nparents):
-                    cot = (<VJPRule>rule).one(<object>PyTuple_GET_ITEM(argnums, k), g,
-                                              vnode.value, vnode.args, vnode.kwargs)
-                    if cot is not None:
-                        _add_pending(pending, owned, <object>PyTuple_GET_ITEM(parents, k), cot)
+            found = PyDict_GetItem(pending, parent)
+            if found is NULL:
+                total, is_owned = _first_contribution(cot)
             else:
-                for parent, cot in zip(parents, _node_vjp(vnode, g)):
-                    if cot is not None:
-                        _add_pending(pending, owned, parent, cot)
-            if consume:
-                vnode.release()
-                order[idx] = None
-        else:
-            parents = tuple(node.parents)
-            if not parents:
-                result = g
-                continue
-            for parent, cot in zip(parents, node.vjp(g)):
-                if cot is not None:
-                    _add_pending(pending, owned, parent, cot)
+                total, is_owned = _accumulate(<object>found, parent in owned, cot)
+            pending[parent] = total
+            if is_owned:
+                owned.add(parent)
+            else:
+                owned.discard(parent)
+        if consume and type(node) is VJPNode and (<VJPNode>node).stamp == 0:
+            (<VJPNode>node).release()
     return result
 
 

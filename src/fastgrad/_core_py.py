@@ -20,11 +20,17 @@ _trace_ids = itertools.count(1)
 ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3   # kinds of per-argument rules
 _IMMUTABLE = (float, complex, float64)  # cotangent types summed with `+`, never in place
 _generic_add = None                     # set by core: (prev or None, prev_owned, g) -> (sum, owned)
+_sparse_type = None                     # set by core: the sparse cotangent type, added via .mut_add
 
 
 def set_generic_add(fn):
     global _generic_add
     _generic_add = fn
+
+
+def set_sparse_type(tp):
+    global _sparse_type
+    _sparse_type = tp
 
 
 class Box:
@@ -50,16 +56,23 @@ class Box:
 
 
 def new_box(value, trace, node):
-    try:
-        box_type = Box.type_mappings[type(value)]
-    except KeyError:
-        raise TypeError(_cannot_differentiate(value)) from None
+    box_type = Box.type_mappings.get(type(value)) or _box_type_of_subclass(type(value))
     return box_type(value, trace, node)
 
 
-def _cannot_differentiate(value):
-    msg = "Can't differentiate w.r.t. type {}".format(type(value))
-    if isinstance(value, int):
+def _box_type_of_subclass(tp):
+    """The box type of the nearest registered base of ``tp`` (e.g. a named tuple's tuple),
+    remembered for ``tp``; TypeError if there is none."""
+    for base in tp.__mro__[1:]:
+        if base in Box.type_mappings:
+            Box.type_mappings[tp] = Box.type_mappings[base]
+            return Box.type_mappings[base]
+    raise TypeError(_cannot_differentiate_type(tp))
+
+
+def _cannot_differentiate_type(tp):
+    msg = "Can't differentiate w.r.t. type {}".format(tp)
+    if issubclass(tp, int):
         msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
     return msg
 
@@ -235,7 +248,19 @@ def _accumulate(prev, prev_owned, g):
                 prev += g
                 return prev, True
             return prev + g, True
+    elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
+        return g.mut_add(prev), True
     return _generic_add(prev, prev_owned, g)
+
+
+def _first_contribution(g):
+    """How a first cotangent is kept: borrowed if it is a plain value, else via the hook
+    (which turns a sparse cotangent into an array of its own)."""
+    if type(g) in _IMMUTABLE or type(g) is ndarray:
+        return g, False
+    if type(g) is _sparse_type:
+        return g.mut_add(g.vs.zeros()), True
+    return _generic_add(None, False, g)
 
 
 def backward_pass(g, end_node, consume=False):
@@ -255,10 +280,7 @@ def backward_pass(g, end_node, consume=False):
                 continue
             prev = pending.get(parent)
             if prev is None:
-                if type(cot) in _IMMUTABLE or type(cot) is ndarray:
-                    pending[parent] = cot   # borrowed until a second contribution arrives
-                    continue
-                total, is_owned = _generic_add(None, False, cot)   # e.g. densify a sparse cotangent
+                total, is_owned = _first_contribution(cot)
             else:
                 total, is_owned = _accumulate(prev, parent in owned, cot)
             pending[parent] = total

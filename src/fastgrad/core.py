@@ -220,6 +220,8 @@ def add_outgrads(prev_g_flagged, g):
     if prev is None:
         return (sparse_add(vspace(g), None, g), True) if sparse else (g, False)
     vs = vspace(g)
+    if type(prev) in sparse_object_types:   # a sparse first term (forward mode keeps them)
+        prev, prev_owned = sparse_add(vs, None, prev), True
     if prev_owned:
         return (sparse_add(vs, prev, g) if sparse else vs.mut_add(prev, g)), True
     if sparse:
@@ -320,12 +322,18 @@ class VSpace:
 
 
 def vspace(value):
-    """The vector space of ``value`` (looking through boxes)."""
+    """The vector space of ``value`` (looking through boxes; a subclass of a registered type,
+    such as a named tuple, gets its base's space)."""
     try:
         return VSpace.mappings[type(value)](value)
     except KeyError:
         if isbox(value):
             return vspace(getval(value))
+        for base in type(value).__mro__[1:]:
+            maker = VSpace.mappings.get(base)
+            if maker is not None:
+                VSpace.mappings[type(value)] = maker
+                return maker(value)
         raise TypeError("Can't find vector space for value {} of type {}. Valid types are {}".format(
             value, type(value), sorted(map(str, VSpace.mappings)))) from None
 
@@ -343,8 +351,9 @@ defvjp_direct(VSpace.inner_prod, None,
 defvjp_direct(VSpace.scalar_mul, None,
               lambda g, ans, vs, x, a: vs.scalar_mul(g, a),
               lambda g, ans, vs, x, a: vs.covector(vs.inner_prod(g, vs.covector(x))))
-defjvp(VSpace.add, None, "same", "same")
-defjvp(VSpace.mut_add, None, "same", "same")
+# add and mut_add are affine in each argument (x + y), not linear: the tangent passes through.
+defjvp(VSpace.add, None, identity_jvp, identity_jvp)
+defjvp(VSpace.mut_add, None, identity_jvp, identity_jvp)
 defjvp(VSpace.covector, None, "same")
 defjvp(VSpace.scalar_mul, None, "same", lambda g, ans, vs, x, a: vs.scalar_mul(x, g))
 defjvp(VSpace.inner_prod, None,
@@ -372,6 +381,7 @@ class SparseBox(Box):
 SparseBox.register(SparseObject)
 VSpace.register(SparseObject, lambda x: x.vs)
 sparse_object_types = {SparseObject, SparseBox}
+engine.set_sparse_type(SparseObject)
 
 
 @_plain_primitive
@@ -381,4 +391,4 @@ def sparse_add(vs, x_prev, x_new):
 
 
 defvjp_direct(sparse_add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
-defjvp(sparse_add, None, "same", "same")
+defjvp(sparse_add, None, identity_jvp, identity_jvp)
