@@ -358,3 +358,44 @@ def test_engines_agree_on_the_same_program():
         for eng in (_core_py, _core):
             eng.set_generic_add(core._engine_add)
     assert results[0] == results[1]
+
+
+def test_nodes_keep_only_what_their_rule_reads(kit):
+    eng = kit.eng
+    square = eng.Primitive(lambda x: Val(x * x))
+    eng.primitive_vjps[square] = eng.VJPRule(square, {0: (eng.DIRECT, lambda g, ans, x: g * 2 * x)},
+                                             False, True)
+    exp = eng.Primitive(lambda x: Val(onp.exp(x)))
+    eng.primitive_vjps[exp] = eng.VJPRule(exp, {0: (eng.DIRECT, lambda g, ans, x: g * ans)}, True, False)
+    nodes = []
+
+    def f(x):
+        y = square(x)
+        z = exp(y)
+        nodes.extend([y._node, z._node])
+        return z
+    value, node = eng.trace(eng.VJPNode.new_root(), f, Val(0.5))
+    assert nodes[0].value is None and nodes[0].args == (0.5,)
+    assert nodes[1].value == value and nodes[1].args == (None,)
+    assert eng.backward_pass(1.0, node) == pytest.approx(onp.exp(0.25) * 2 * 0.5, rel=1e-14)
+
+
+def test_argnums_tuples_are_shared_per_pattern(kit):
+    eng = kit.eng
+    nodes = []
+
+    def f(x):
+        a, b = kit.mul(x, Val(2.0)), kit.mul(Val(3.0), x)
+        c = kit.mul(a, b)
+        nodes.extend([a._node, b._node, c._node])
+        return c
+    eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
+    assert [n.parent_argnums for n in nodes] == [(0,), (1,), (0, 1)]
+    many = eng.Primitive(lambda *xs: Val(sum(xs)))
+    eng.primitive_vjps[many] = lambda argnums, ans, args, kwargs: lambda g: [g for _ in argnums]
+    nine = [Val(1.0)] * 9
+
+    def g(x):
+        return many(*nine, x)
+    value, node = eng.trace(eng.VJPNode.new_root(), g, Val(1.0))
+    assert node.parent_argnums == (9,) and eng.backward_pass(1.0, node) == 1.0

@@ -25,6 +25,8 @@ cdef class Node:
 cdef class VJPRule:
     cdef readonly object fun         # the primitive, for error messages
     cdef readonly dict entries       # argnum -> (kind, function): ZERO, MAKER or DIRECT
+    cdef readonly bint saves_ans     # the rules read ans (else nodes keep None in its place)
+    cdef readonly bint saves_args    # the rules read the arguments (else nodes keep Nones)
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs)
 
 

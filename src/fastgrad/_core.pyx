@@ -166,9 +166,10 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
 
     # Unbox the arguments of the innermost trace; note whether any box is left.
     cdef tuple argvals = PyTuple_New(n)
-    cdef tuple argnums = PyTuple_New(count)
+    cdef tuple argnums
     cdef tuple parents = PyTuple_New(count)
     cdef bint boxes_left = False
+    cdef unsigned int mask = 0     # which of the first 8 arguments are boxed, to share argnums tuples
     j = 0
     for i in range(n):
         a = <object>PyTuple_GET_ITEM(args, i)
@@ -177,9 +178,7 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
                 node = (<Box>a)._node
                 Py_INCREF(node)
                 PyTuple_SET_ITEM(parents, j, node)
-                num = i
-                Py_INCREF(num)
-                PyTuple_SET_ITEM(argnums, j, num)
+                mask |= (1u << i) if i < 8 else 0x100u
                 j += 1
                 a = (<Box>a)._value
                 if isinstance(a, Box):
@@ -189,6 +188,7 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
         Py_INCREF(a)
         PyTuple_SET_ITEM(argvals, i, a)
 
+    argnums = _argnums_of(args, top, mask)
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
         ans = PyObject_Call(self, argvals, kw)
     else:
@@ -201,6 +201,16 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
     else:
         node = node_type(ans, self, argvals, {} if kwargs is None else kwargs, argnums, parents)
     return _new_box(ans, top, node)
+
+
+cdef list _argnums_by_mask = [tuple([i for i in range(8) if m & (1 << i)]) for m in range(256)]
+
+cdef tuple _argnums_of(tuple args, long long top, unsigned int mask):
+    """Positions of the boxes of trace ``top`` in ``args``: one shared tuple per pattern
+    among the first 8 arguments (recording stores no tuple of its own)."""
+    if mask < 256:
+        return <tuple>_argnums_by_mask[mask]
+    return tuple([i for i, a in enumerate(args) if isinstance(a, Box) and (<Box>a)._trace == top])
 
 
 cdef object _call_notrace(Primitive self, tuple args, PyObject* kw):
@@ -310,9 +320,11 @@ cdef object _call_with(object f, object first, object second, bint two, tuple ar
 cdef class VJPRule:
     """The reverse rules of one primitive, one per argument: (kind, function) by argnum."""
 
-    def __init__(self, fun, dict entries):
+    def __init__(self, fun, dict entries, bint saves_ans=True, bint saves_args=True):
         self.fun = fun
         self.entries = entries
+        self.saves_ans = saves_ans
+        self.saves_args = saves_args
 
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs):
         cdef PyObject* found = PyDict_GetItem(self.entries, argnum)
@@ -360,8 +372,21 @@ cdef VJPNode _vjp_node(object ans, object fun, tuple args, object kwargs, tuple 
     cdef VJPNode node = VJPNode.__new__(VJPNode)
     node.parents, node.parent_argnums, node.fun = parents, argnums, fun
     node.value, node.args, node._kwargs = ans, args, kwargs
-    node.rule = _vjps.get(fun)
+    rule = _vjps.get(fun)
+    node.rule = rule
+    if type(rule) is VJPRule:   # keep only what the rule reads (memory: W9 keeps half as much)
+        if not (<VJPRule>rule).saves_ans:
+            node.value = None
+        if not (<VJPRule>rule).saves_args:
+            node.args = _nones(PyTuple_GET_SIZE(args))
     return node
+
+
+cdef list _none_tuples = [(None,) * n for n in range(9)]
+
+cdef inline tuple _nones(Py_ssize_t n):
+    """A tuple of n Nones: what a rule that does not read the arguments receives."""
+    return _none_tuples[n] if n < 9 else (None,) * n
 
 
 cdef object _node_vjp(VJPNode node, object g):

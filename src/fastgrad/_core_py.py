@@ -167,11 +167,15 @@ def _missing(mode, fun, argnums):
 
 
 class VJPRule:
-    """The reverse rules of one primitive, one per argument: (kind, function) by argnum."""
-    __slots__ = ("fun", "entries")
+    """The reverse rules of one primitive, one per argument: (kind, function) by argnum.
 
-    def __init__(self, fun, entries):
+    ``saves_ans`` / ``saves_args`` False: the rules do not read ans / the arguments, so
+    nodes keep None in their place (the memory is released after the forward pass)."""
+    __slots__ = ("fun", "entries", "saves_ans", "saves_args")
+
+    def __init__(self, fun, entries, saves_ans=True, saves_args=True):
         self.fun, self.entries = fun, entries
+        self.saves_ans, self.saves_args = saves_ans, saves_args
 
     def one(self, argnum, g, ans, args, kwargs):
         try:
@@ -195,7 +199,12 @@ class VJPNode(Node):
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         self.parents, self.parent_argnums, self.fun = parents, parent_argnums, fun
         self.value, self.args, self.kwargs = value, args, kwargs
-        self.rule = primitive_vjps.get(fun)   # looked up now: later registry edits do not apply
+        self.rule = rule = primitive_vjps.get(fun)   # looked up now: later registry edits do not apply
+        if type(rule) is VJPRule:
+            if not rule.saves_ans:
+                self.value = None
+            if not rule.saves_args:
+                self.args = (None,) * len(args)
 
     def initialize_root(self):
         self.parents, self.parent_argnums, self.fun, self.rule = (), (), None, None

@@ -95,12 +95,18 @@ def defvjp(fun, *vjpmakers, argnums=None):
     primitive_vjps[fun] = _VJPRule(fun, _rule_table(_MAKER, vjpmakers, argnums))
 
 
-def defvjp_direct(fun, *rules, argnums=None):
+def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args")):
     """fastgrad's fast form: ``rule(g, ans, *args, **kwargs)`` returns the cotangent.
 
     Applied during the backward pass, so no closure is made per call; ``None`` (as a rule
-    or as a rule's result) is a symbolic zero."""
-    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_DIRECT, rules, argnums))
+    or as a rule's result) is a symbolic zero.  ``uses`` names what the rules read of
+    ``"ans"`` and ``"args"``: what they do not read is not kept (they receive None), e.g.
+    ``uses=("ans",)`` for tanh, whose derivative is a function of its output."""
+    unknown = set(uses) - {"ans", "args"}
+    if unknown:
+        raise ValueError("uses may contain 'ans' and 'args', got {}".format(sorted(unknown)))
+    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_DIRECT, rules, argnums),
+                                   "ans" in uses, "args" in uses)
 
 
 def translate_vjp(vjpfun, fun, argnum):
