@@ -96,6 +96,92 @@ cdef object _box_type_of_subclass(object tp):
     raise TypeError(_cannot_differentiate_type(tp))
 
 
+# ---- operators of array-like boxes, without a Python frame per operator ------------------
+
+cdef dict _box_ops = {}                  # operator name -> (fast primitive, general primitive)
+cdef object _fast_value_types = frozenset()     # box values whose operators may use the fast one
+cdef object _general_other_types = frozenset()  # other operands that always take the general one
+
+
+def set_box_arithmetic(ops, fast_value_types, general_other_types):
+    """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives for the
+    names add sub mul truediv pow mod matmul neg.  The fast one is used when the box's
+    value type is in ``fast_value_types`` and the other operand's type is not in
+    ``general_other_types``."""
+    global _fast_value_types, _general_other_types
+    _box_ops.clear()
+    _box_ops.update(ops)
+    _fast_value_types = frozenset(fast_value_types)
+    _general_other_types = frozenset(general_other_types)
+
+
+cdef object _box_binop(str name, object box, object other, bint reflected):
+    pair = _box_ops.get(name)
+    if pair is None:
+        return NotImplemented
+    if type((<Box>box)._value) in _fast_value_types and type(other) not in _general_other_types:
+        prim = (<tuple>pair)[0]
+    else:
+        prim = (<tuple>pair)[1]
+    args = (other, box) if reflected else (box, other)
+    if isinstance(prim, Primitive):
+        return _call_primitive(<Primitive>prim, args, NULL)
+    return prim(*args)
+
+
+cdef class ArithmeticBox(Box):
+    """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
+
+    def __add__(self, other):
+        return _box_binop("add", self, other, False)
+
+    def __radd__(self, other):
+        return _box_binop("add", self, other, True)
+
+    def __sub__(self, other):
+        return _box_binop("sub", self, other, False)
+
+    def __rsub__(self, other):
+        return _box_binop("sub", self, other, True)
+
+    def __mul__(self, other):
+        return _box_binop("mul", self, other, False)
+
+    def __rmul__(self, other):
+        return _box_binop("mul", self, other, True)
+
+    def __truediv__(self, other):
+        return _box_binop("truediv", self, other, False)
+
+    def __rtruediv__(self, other):
+        return _box_binop("truediv", self, other, True)
+
+    def __pow__(self, other, modulo):
+        return _box_binop("pow", self, other, False)
+
+    def __rpow__(self, other, modulo):
+        return _box_binop("pow", self, other, True)
+
+    def __mod__(self, other):
+        return _box_binop("mod", self, other, False)
+
+    def __rmod__(self, other):
+        return _box_binop("mod", self, other, True)
+
+    def __matmul__(self, other):
+        return _box_binop("matmul", self, other, False)
+
+    def __rmatmul__(self, other):
+        return _box_binop("matmul", self, other, True)
+
+    def __neg__(self):
+        pair = _box_ops.get("neg")
+        if pair is None:
+            return NotImplemented
+        prim = (<tuple>pair)[0] if type(self._value) in _fast_value_types else (<tuple>pair)[1]
+        return prim(self)
+
+
 def new_box(value, trace, node):
     return _new_box(value, trace, node)
 

@@ -77,6 +77,51 @@ def _cannot_differentiate_type(tp):
     return msg
 
 
+_box_ops = {}                      # operator name -> (fast primitive, general primitive)
+_fast_value_types = frozenset()    # box values whose operators may use the fast one
+_general_other_types = frozenset() # other operands that always take the general one
+
+
+def set_box_arithmetic(ops, fast_value_types, general_other_types):
+    """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives."""
+    global _fast_value_types, _general_other_types
+    _box_ops.clear()
+    _box_ops.update(ops)
+    _fast_value_types, _general_other_types = frozenset(fast_value_types), frozenset(general_other_types)
+
+
+def _box_binop(name, box, other, reflected):
+    pair = _box_ops.get(name)
+    if pair is None:
+        return NotImplemented
+    fast = type(box._value) in _fast_value_types and type(other) not in _general_other_types
+    prim = pair[0] if fast else pair[1]
+    return prim(other, box) if reflected else prim(box, other)
+
+
+def _binop_methods(name):
+    return (lambda self, other: _box_binop(name, self, other, False),
+            lambda self, other: _box_binop(name, self, other, True))
+
+
+class ArithmeticBox(Box):
+    """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
+    __slots__ = ()
+    __add__, __radd__ = _binop_methods("add")
+    __sub__, __rsub__ = _binop_methods("sub")
+    __mul__, __rmul__ = _binop_methods("mul")
+    __truediv__, __rtruediv__ = _binop_methods("truediv")
+    __pow__, __rpow__ = _binop_methods("pow")
+    __mod__, __rmod__ = _binop_methods("mod")
+    __matmul__, __rmatmul__ = _binop_methods("matmul")
+
+    def __neg__(self):
+        pair = _box_ops.get("neg")
+        if pair is None:
+            return NotImplemented
+        return (pair[0] if type(self._value) in _fast_value_types else pair[1])(self)
+
+
 def isbox(x):
     return isinstance(x, Box)
 
