@@ -4,6 +4,7 @@
 >>> from fastgrad import grad
 >>> grad(lambda x: np.sum(np.tanh(x) ** 2))(np.ones(3))
 """
+from . import _engine
 from ._engine import COMPILED
 from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,
                                      grad_named, hessian, hessian_tensor_product,
@@ -11,12 +12,16 @@ from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, 
                                      make_ggnvp, make_hvp, make_jvp, make_vjp, multigrad_dict,
                                      tensor_jacobian_product, value_and_grad,
                                      vector_jacobian_product)
+from ._debug import set_debug
 from ._drop_in import install_as_autograd
 from .builtins import dict, isinstance, list, tuple, type
 from .core import primitive
 from .tracer import getval as _getval
 
 __version__ = "0.1.0"
+
+if _engine._flag("FASTGRAD_DEBUG"):
+    set_debug(True)
 
 
 def stop_gradient(x):

@@ -32,6 +32,7 @@ cdef set _plain_box_types = set()   # Box subclasses without their own __init__:
 cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
 cdef object _generic_add = None # set by core: (prev or None, prev_owned, g) -> (sum, owned)
 cdef object _sparse_type = None # set by core: the sparse cotangent type, added in place via .mut_add
+cdef object _debug = None       # debug-mode checks (see fastgrad._debug), or None: one test per node
 cdef tuple _EMPTY = ()
 cdef object _ndarray = ndarray
 cdef object _float64 = float64
@@ -45,6 +46,13 @@ def set_generic_add(fn):
 def set_sparse_type(tp):
     global _sparse_type
     _sparse_type = tp
+
+
+def set_debug_hooks(hooks):
+    """``hooks.recorded(node)``, ``hooks.before_backward(node)`` and
+    ``hooks.checked(node, argnum, g, cotangent)`` are called when not None."""
+    global _debug
+    _debug = hooks
 
 
 cdef class Box:
@@ -465,6 +473,8 @@ cdef VJPNode _vjp_node(object ans, object fun, tuple args, object kwargs, tuple 
             node.value = None
         if not (<VJPRule>rule).saves_args:
             node.args = _nones(PyTuple_GET_SIZE(args))
+    if _debug is not None:
+        _debug.recorded(node)
     return node
 
 
@@ -603,6 +613,12 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
             if g is not None:
                 if nparents == 0:
                     result = g
+                elif _debug is not None:
+                    _debug.before_backward(node)
+                    for p, argnum, cot in zip(parents, node.parent_argnums, _node_vjp(node, g)):
+                        _debug.checked(node, argnum, g, cot)
+                        if cot is not None:
+                            _add_to_node(<VJPNode>p, cot)
                 elif type(node.rule) is VJPRule:
                     argnums = node.parent_argnums
                     for k in range(nparents):
@@ -655,8 +671,12 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume):
         if not parents:
             result = g
             continue
+        if _debug is not None and type(node) is VJPNode:
+            _debug.before_backward(node)
         cots = _node_vjp(<VJPNode>node, g) if type(node) is VJPNode else node.vjp(g)
-        for parent, cot in zip(parents, cots):
+        for k, (parent, cot) in enumerate(zip(parents, cots)):
+            if _debug is not None and type(node) is VJPNode:
+                _debug.checked(node, (<VJPNode>node).parent_argnums[k], g, cot)
             if cot is None:
                 continue
             found = PyDict_GetItem(pending, parent)

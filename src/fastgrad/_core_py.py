@@ -33,6 +33,16 @@ def set_sparse_type(tp):
     _sparse_type = tp
 
 
+_debug = None   # debug-mode checks (see fastgrad._debug), or None
+
+
+def set_debug_hooks(hooks):
+    """``hooks.recorded(node)``, ``hooks.before_backward(node)`` and
+    ``hooks.checked(node, argnum, g, cotangent)`` are called when not None."""
+    global _debug
+    _debug = hooks
+
+
 class Box:
     """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
     __slots__ = ("_value", "_trace", "_node", "__weakref__")
@@ -250,6 +260,8 @@ class VJPNode(Node):
                 self.value = None
             if not rule.saves_args:
                 self.args = (None,) * len(args)
+        if _debug is not None:
+            _debug.recorded(self)
 
     def initialize_root(self):
         self.parents, self.parent_argnums, self.fun, self.rule = (), (), None, None
@@ -329,7 +341,12 @@ def backward_pass(g, end_node, consume=False):
         if not node.parents:
             result = g
             continue
-        for parent, cot in zip(node.parents, node.vjp(g)):
+        debug = _debug is not None and type(node) is VJPNode
+        if debug:
+            _debug.before_backward(node)
+        for k, (parent, cot) in enumerate(zip(node.parents, node.vjp(g))):
+            if debug:
+                _debug.checked(node, node.parent_argnums[k], g, cot)
             if cot is None:
                 continue
             prev = pending.get(parent)

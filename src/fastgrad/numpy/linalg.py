@@ -1,22 +1,33 @@
 """fastgrad.numpy.linalg: numpy.linalg with every function wrapped as a primitive.
 
-Gradient rules for the decompositions and solvers come with a later slice; the functions
-numpy.linalg shares with the main namespace (matmul, tensordot, outer, matrix_transpose,
-diagonal) already have theirs.  ``T`` and ``_dot`` are helpers for writing rules.
+Gradients, reverse (VJP) and forward (JVP), correct to second order, for real and
+complex input and stacks of matrices where NumPy accepts them: det, slogdet, inv, pinv,
+solve, norm, vector_norm, matrix_norm, eigh, eigvalsh, eig, eigvals, cholesky, svd
+(full_matrices True or False, compute_uv False, hermitian), svdvals, qr (every mode but
+'raw'), lstsq, matrix_power, multi_dot, and NumPy's array-API names (matmul, tensordot,
+outer, matrix_transpose, diagonal, trace, vecdot, cross).  The rules and the degenerate
+points (repeated eigenvalues, zero singular values...) are documented in
+``_linalg_rules``.
+
+Results that are named tuples (eigh, eig, qr, slogdet, svd) are traced containers:
+indexing, unpacking and attribute access (``.eigenvalues``, ``.S``, ``.logabsdet``) all
+work on traced results.  ``lstsq`` returns a plain tuple ``(x, residuals, rank, s)`` whose
+``rank`` is an int.  ``T`` and ``_dot`` are helpers for writing rules.
 """
 import numpy.linalg as _npla
 
-from ..core import defvjp_direct as _defvjp_direct
+from ..tracer import Box as _Box, getval as _getval
 from . import numpy_wrapper as _w
-from . import numpy_vjps as _vjps
+from . import _linalg_rules
 
 _NOTRACE = frozenset(["matrix_rank"])
+_CUSTOM = frozenset(["multi_dot", "lstsq"])
 
 
 def _build():
     ns = {}
     for name in dir(_npla):
-        if name.startswith("_") or name == "test":
+        if name.startswith("_") or name == "test" or name in _CUSTOM:
             continue
         obj = getattr(_npla, name)
         if name in _NOTRACE:
@@ -27,7 +38,27 @@ def _build():
     return ns
 
 
+def multi_dot(arrays, *, out=None):
+    if out is None and (isinstance(arrays, _Box) or _w._is_traced_sequence(arrays)):
+        return _linalg_rules.multi_dot_args(*[_w._traceable(a) for a in _w._elements(arrays)])
+    return _npla.multi_dot(arrays, out=out)
+
+
+def lstsq(a, b, rcond=None):
+    if not (isinstance(a, _Box) or isinstance(b, _Box)):
+        return _npla.lstsq(a, b, rcond)
+    parts = _linalg_rules.lstsq_parts(a, b, rcond)
+    x, residuals, rank, s = parts
+    return (x, residuals, int(_getval(rank)), s)
+
+
+for _f, _npf in ((multi_dot, _npla.multi_dot), (lstsq, _npla.lstsq)):
+    _f.__doc__ = _npf.__doc__
+    _f.__wrapped__ = _npf
+
 _namespace = _build()
+_namespace["multi_dot"] = multi_dot
+_namespace["lstsq"] = lstsq
 globals().update(_namespace)
 __all__ = sorted(_namespace) + ["T"]
 
@@ -42,11 +73,4 @@ def _dot(a, b):
     return _w.matmul(a, b)
 
 
-_defvjp_direct(_namespace["matmul"], _vjps._matmul_vjp_a, _vjps._matmul_vjp_b)
-_defvjp_direct(_namespace["tensordot"], _vjps._tensordot_rule(_vjps._tensordot_vjp_a),
-               _vjps._tensordot_rule(_vjps._tensordot_vjp_b))
-_defvjp_direct(_namespace["outer"], _vjps._outer_vjp_a, _vjps._outer_vjp_b)
-_defvjp_direct(_namespace["matrix_transpose"],
-               lambda g, ans, x: _vjps.unbroadcast(T(g), x))
-_defvjp_direct(_namespace["diagonal"], lambda g, ans, x, offset=0: _vjps.unbroadcast(
-    _w.diag_embed(g, offset, _vjps._ndim(x) - 2, _vjps._ndim(x) - 1, _vjps._shape(x)), x))
+_linalg_rules.register(_namespace)
