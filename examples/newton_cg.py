@@ -5,7 +5,7 @@ of the Hessian with a vector.  `hessian_vector_product(f)` computes H v by diffe
 <grad f(x), v> once more (reverse over reverse), without ever forming the 50 x 50 Hessian.
 For comparison the same problem is solved by L-BFGS-B, which uses the gradient only.
 
-    python examples/newton_cg.py [--iters 100] [--plot out.png]
+    python examples/newton_cg.py [--iters 200] [--plot out.png]
 """
 import argparse
 import os
@@ -18,7 +18,7 @@ from scipy.optimize import minimize  # noqa: E402
 import fastgrad.numpy as np  # noqa: E402
 from fastgrad import grad, hessian_vector_product  # noqa: E402
 
-NUM_ITERS = 100
+NUM_ITERS = 200
 DIM = 50
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "newton_cg.png")
 

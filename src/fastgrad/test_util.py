@@ -2,6 +2,8 @@
 
 The checks work on any value with a vector space (arrays, scalars, containers), project
 onto random directions, and recurse to check derivatives of derivatives up to ``order``.
+
+(PYTEST_DONT_REWRITE: under pytest, the failure messages stay exactly as documented.)
 """
 import itertools
 

@@ -32,8 +32,8 @@ import math
 
 import numpy as onp
 
-from ..builtins import make_sequence
-from ..core import def_linear, defjvp, defjvp_argnums, defvjp_argnums, defvjp_direct
+from ..builtins import container_untake, make_sequence
+from ..core import SparseObject, def_linear, defjvp, defvjp_argnums, defvjp_direct, vspace
 from ..tracer import Box, getval, primitive
 from . import numpy_vjps as _vjps
 from . import numpy_wrapper as anp
@@ -42,7 +42,7 @@ from .numpy_vjps import unbroadcast, _meta, _shape, _ndim, _is_complex
 _matmul, _swapaxes, _conj, _real, _imag = anp.matmul, anp.swapaxes, anp.conjugate, anp.real, anp.imag
 _diagonal, _make_diagonal, _where = anp.diagonal, anp.make_diagonal, anp.where3
 _expand_dims, _reshape, _sum, _abs = anp.expand_dims, anp.reshape, anp.sum, anp.absolute
-_moveaxis, _concatenate, _getitem = anp.moveaxis, anp.concatenate, anp.getitem
+_moveaxis, _concatenate = anp.moveaxis, anp.concatenate
 
 # the linalg primitives the rules call (set by register(), which linalg.py calls)
 _L = {}
@@ -93,6 +93,34 @@ def _is_zero(x):
     if isinstance(x, Box):
         return False
     return not onp.any(x)
+
+
+def _part_raw(t, i):
+    if type(t) is SparseObject:     # a sparse cotangent (or tangent) of a tuple: densify
+        t = t.mut_add(t.vs.zeros())
+    return t[i]
+
+
+_part_raw.__name__ = _part_raw.__qualname__ = "tuple_part"
+_tuple_part = primitive(_part_raw)
+defvjp_direct(_tuple_part, lambda g, ans, t, i: container_untake(g, i, vspace(t)), None)
+defjvp(_tuple_part, "same")
+
+
+def _part(t, i):
+    """Element ``i`` of a result tuple, cotangent tuple or tangent tuple (traced or not).
+
+    A traced tuple is read with a primitive that also accepts a sparse tangent, which a
+    tuple cotangent being differentiated in forward mode can have."""
+    if isinstance(t, Box):
+        return _tuple_part(t, i)
+    if type(t) is SparseObject:
+        t = t.mut_add(t.vs.zeros())
+    return t[i]
+
+
+def _parts(t):
+    return [_part(t, i) for i in range(len(t))]
 
 
 def _type_of(x):
@@ -161,8 +189,10 @@ _herm_from_triangle_raw.__name__ = _herm_from_triangle_raw.__qualname__ = "herm_
 _herm_adjoint_raw.__name__ = _herm_adjoint_raw.__qualname__ = "herm_from_triangle_adjoint"
 herm_from_triangle = primitive(_herm_from_triangle_raw)
 herm_from_triangle_adjoint = primitive(_herm_adjoint_raw)
-defvjp_direct(herm_from_triangle, lambda g, ans, a, lower: unbroadcast(herm_from_triangle_adjoint(g, lower), a))
-defvjp_direct(herm_from_triangle_adjoint, lambda g, ans, a, lower: unbroadcast(herm_from_triangle(g, lower), a))
+defvjp_direct(herm_from_triangle, lambda g, ans, a, lower:
+              unbroadcast(herm_from_triangle_adjoint(g, lower), a))
+defvjp_direct(herm_from_triangle_adjoint, lambda g, ans, a, lower:
+              unbroadcast(herm_from_triangle(g, lower), a))
 defjvp(herm_from_triangle, "same")
 defjvp(herm_from_triangle_adjoint, "same")
 
@@ -195,9 +225,9 @@ def _det_jvp(g, ans, a):
 
 def _slogdet_vjp(g, ans, a):
     # With t = tr(A^{-1} dA): d logabsdet = Re t and d sign = sign * i Im t (0 for real A).
-    g_sign, g_logabs = g[0], g[1]
+    g_sign, g_logabs = _part(g, 0), _part(g, 1)
     if _is_complex(a) and not _is_zero(g_sign):
-        c = g_logabs + 1j * _imag(g_sign * ans[0])
+        c = g_logabs + 1j * _imag(g_sign * _part(ans, 0))
     else:
         c = g_logabs
     return unbroadcast(_expand2(c) * T(_L["inv"](a)), a)
@@ -205,7 +235,7 @@ def _slogdet_vjp(g, ans, a):
 
 def _slogdet_jvp(g, ans, a):
     t = _trace_solve(a, g)
-    sign, logabs = ans[0], ans[1]
+    sign, logabs = _part(ans, 0), _part(ans, 1)
     if _is_complex(a):
         d_sign = sign * (1j * _imag(t))
         d_logabs = _real(t)
@@ -443,12 +473,12 @@ def _eigh_core_vjp(w, V, gw, gV):
 
 
 def _eigh_vjp(g, ans, a, UPLO="L"):
-    cot = _eigh_core_vjp(ans[0], ans[1], g[0], g[1])
+    cot = _eigh_core_vjp(_part(ans, 0), _part(ans, 1), _part(g, 0), _part(g, 1))
     return unbroadcast(herm_from_triangle_adjoint(cot, _lower_of(UPLO)), a)
 
 
 def _eigh_jvp(g, ans, a, UPLO="L"):
-    w, V = ans[0], ans[1]
+    w, V = _part(ans, 0), _part(ans, 1)
     M = _matmul(H(V), _matmul(herm_from_triangle(g, _lower_of(UPLO)), V))
     dw = _real(_diag(M)) if _is_complex(M) else _diag(M)
     dV = _matmul(V, _inverse_gaps(w) * M)
@@ -456,13 +486,13 @@ def _eigh_jvp(g, ans, a, UPLO="L"):
 
 
 def _eigvalsh_vjp(g, ans, a, UPLO="L"):
-    w, V = _L["eigh"](a, UPLO)
+    w, V = _parts(_L["eigh"](a, UPLO))
     cot = _matmul(_cj(V), _matmul(_make_diagonal(g), T(V)))
     return unbroadcast(herm_from_triangle_adjoint(cot, _lower_of(UPLO)), a)
 
 
 def _eigvalsh_jvp(g, ans, a, UPLO="L"):
-    w, V = _L["eigh"](a, UPLO)
+    w, V = _parts(_L["eigh"](a, UPLO))
     M = _matmul(H(V), _matmul(herm_from_triangle(g, _lower_of(UPLO)), V))
     return _cast_like(_real(_diag(M)) if _is_complex(M) else _diag(M), ans)
 
@@ -491,11 +521,11 @@ def _eig_core_vjp(w, V, gw, gV):
 
 
 def _eig_vjp(g, ans, a):
-    return unbroadcast(_eig_core_vjp(ans[0], ans[1], g[0], g[1]), a)
+    return unbroadcast(_eig_core_vjp(_part(ans, 0), _part(ans, 1), _part(g, 0), _part(g, 1)), a)
 
 
 def _eig_jvp(g, ans, a):
-    w, V = ans[0], ans[1]
+    w, V = _part(ans, 0), _part(ans, 1)
     M = _L["solve"](V, _matmul(g, V))
     dw = _diag(M)
     dV = _eig_normalize_jvp(V, _matmul(V, _inverse_gaps(w) * M))
@@ -504,7 +534,7 @@ def _eig_jvp(g, ans, a):
 
 def _eig_matching(a, w_ref):
     """(w, V) of eig(a) (traced), reordered to match the eigenvalues ``w_ref``."""
-    w, V = _L["eig"](a)
+    w, V = _parts(_L["eig"](a))
     wv, rv = onp.asarray(getval(w)), onp.asarray(getval(w_ref))
     if wv.shape == rv.shape and not onp.array_equal(wv, rv):
         # pair each reference eigenvalue with the nearest one (eigvals and eig normally
@@ -640,9 +670,11 @@ def _svd_vjp(g, ans, a, *args, **kwargs):
     full, compute_uv, herm = _svd_args(args, kwargs)
     cplx = _is_complex(a)
     if compute_uv:
-        cot = _svd_vjp_core(ans[0], ans[1], ans[2], g[0], g[1], g[2], full, cplx)
+        U, s, Vh = _parts(ans)
+        gU, gs, gVh = _parts(g)
+        cot = _svd_vjp_core(U, s, Vh, gU, gs, gVh, full, cplx)
     else:
-        U, s, Vh = _L["svd"](a, False, True, herm)
+        U, s, Vh = _parts(_L["svd"](a, False, True, herm))
         cot = _svd_vjp_core(U, s, Vh, None, g, None, False, cplx)
     if herm:
         cot = herm_from_triangle_adjoint(cot, True)
@@ -654,20 +686,20 @@ def _svd_jvp(g, ans, a, *args, **kwargs):
     cplx = _is_complex(a)
     dA = herm_from_triangle(g, True) if herm else g
     if not compute_uv:
-        U, s, Vh = _L["svd"](a, False, True, herm)
+        U, s, Vh = _parts(_L["svd"](a, False, True, herm))
         return _cast_like(_svd_jvp_core(U, s, Vh, dA, False, cplx, want_uv=False), ans)
-    U, s, Vh = ans[0], ans[1], ans[2]
+    U, s, Vh = _part(ans, 0), _part(ans, 1), _part(ans, 2)
     dU, ds, dVh = _svd_jvp_core(U, s, Vh, dA, full, cplx or _is_complex(g))
     return _tangent_tuple(ans, _cast_like(dU, U), _cast_like(ds, s), _cast_like(dVh, Vh))
 
 
 def _svdvals_vjp(g, ans, x):
-    U, s, Vh = _L["svd"](x, False)
+    U, s, Vh = _parts(_L["svd"](x, False))
     return unbroadcast(_svd_vjp_core(U, s, Vh, None, g, None, False, _is_complex(x)), x)
 
 
 def _svdvals_jvp(g, ans, x):
-    U, s, Vh = _L["svd"](x, False)
+    U, s, Vh = _parts(_L["svd"](x, False))
     return _cast_like(_svd_jvp_core(U, s, Vh, g, False, _is_complex(x), want_uv=False), ans)
 
 
@@ -677,8 +709,12 @@ def _svdvals_jvp(g, ans, x):
 #   dQ = Q Omega + (I - Q Q^H) dA R^{-1},   dR = (C - Omega) R.
 # Wide (m < n): A = [X Y] with X square: (dQ, dR_X) from X, dR_Y = dQ^H Y + Q^H dY.
 # 'complete' with m > n: the complement columns Q_c get dQ_c = -Q_1 R_1^{-H} dA^H Q_c (their
-# rotation within the complement is arbitrary and set to zero).  A rank-deficient A (R
-# singular) is a degenerate point.  mode='raw' has no rule.
+# rotation within the complement is arbitrary and set to zero).  Degenerate points: a
+# rank-deficient A (R singular); and, for complex input, matrices where LAPACK skips a
+# Householder reflection because the column is already reduced with a real diagonal entry
+# (e.g. the last row of a wide complex matrix with a real entry there): a complex
+# perturbation then flips the sign of that row of R, so NumPy's qr is discontinuous there.
+# mode='raw' has no rule.
 
 def _right_solve(X, R):
     """X R^{-1}."""
@@ -746,9 +782,9 @@ def _qr_jvp(g, ans, a, *args, **kwargs):
     m, n = _shape(a)[-2:]
     cplx = _is_complex(a) or _is_complex(g)
     if mode == "r":
-        Q, R = _L["qr"](a)
+        Q, R = _parts(_L["qr"](a))
     else:
-        Q, R = ans[0], ans[1]
+        Q, R = _part(ans, 0), _part(ans, 1)
     if m >= n:
         Q1 = Q[..., :, :n] if m > n and mode == "complete" else Q
         R1 = R[..., :n, :] if m > n and mode == "complete" else R
@@ -767,7 +803,7 @@ def _qr_jvp(g, ans, a, *args, **kwargs):
         dR = _concatenate([dRX, dRY], axis=-1)
     if mode == "r":
         return _cast_like(dR, ans)
-    return _tangent_tuple(ans, _cast_like(dQ, ans[0]), _cast_like(dR, ans[1]))
+    return _tangent_tuple(ans, _cast_like(dQ, _part(ans, 0)), _cast_like(dR, _part(ans, 1)))
 
 
 def _qr_vjp(g, ans, a, *args, **kwargs):
@@ -777,11 +813,11 @@ def _qr_vjp(g, ans, a, *args, **kwargs):
     m, n = _shape(a)[-2:]
     cplx = _is_complex(a)
     if mode == "r":
-        Q, R = _L["qr"](a)
+        Q, R = _parts(_L["qr"](a))
         gQ, gR = None, g
     else:
-        Q, R = ans[0], ans[1]
-        gQ, gR = g[0], g[1]
+        Q, R = _part(ans, 0), _part(ans, 1)
+        gQ, gR = _part(g, 0), _part(g, 1)
     if _is_zero(gQ):
         gQ = None
     if m >= n:
@@ -839,7 +875,7 @@ def _lstsq_pinv(a, rcond):
 def _lstsq_pieces(ans, a, b, rcond):
     X = _lstsq_pinv(a, rcond)
     vec = _ndim(b) == 1
-    x = ans[0]
+    x = _part(ans, 0)
     x2 = _col(x) if vec else x
     b2 = _col(b) if vec else b
     r = b2 - _matmul(a, x2)
@@ -857,28 +893,28 @@ def _lstsq_jvp_a(g, ans, a, b, rcond=None):
     XH, gH = H(X), H(g)
     dx = (-_matmul(X, _matmul(g, x2)) + _matmul(_matmul(X, XH), _matmul(gH, r))
           + _matmul(_eye_minus(_matmul(X, a)), _matmul(gH, _matmul(XH, x2))))
-    dres = _zeros_of(ans[1])
-    if _shape(ans[1])[0]:
-        dres = _cast_like(-2.0 * _real(_sum(_cj(r) * _matmul(g, x2), -2)), ans[1])
-    U, s, Vh = _L["svd"](a, False)
+    dres = _zeros_of(_part(ans, 1))
+    if _shape(_part(ans, 1))[0]:
+        dres = _cast_like(-2.0 * _real(_sum(_cj(r) * _matmul(g, x2), -2)), _part(ans, 1))
+    U, s, Vh = _parts(_L["svd"](a, False))
     ds = _svd_jvp_core(U, s, Vh, g, False, _is_complex(a) or _is_complex(g), want_uv=False)
-    return _tangent_tuple(ans, _cast_like(dx[..., 0] if vec else dx, ans[0]), dres,
-                          onp.float64(0.0), _cast_like(ds, ans[3]))
+    return _tangent_tuple(ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres,
+                          onp.float64(0.0), _cast_like(ds, _part(ans, 3)))
 
 
 def _lstsq_jvp_b(g, ans, a, b, rcond=None):
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     g2 = _col(g) if vec else g
     dx = _matmul(X, g2)
-    dres = _zeros_of(ans[1])
-    if _shape(ans[1])[0]:
-        dres = _cast_like(2.0 * _real(_sum(_cj(r) * g2, -2)), ans[1])
-    return _tangent_tuple(ans, _cast_like(dx[..., 0] if vec else dx, ans[0]), dres,
-                          onp.float64(0.0), _zeros_of(ans[3]))
+    dres = _zeros_of(_part(ans, 1))
+    if _shape(_part(ans, 1))[0]:
+        dres = _cast_like(2.0 * _real(_sum(_cj(r) * g2, -2)), _part(ans, 1))
+    return _tangent_tuple(ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres,
+                          onp.float64(0.0), _zeros_of(_part(ans, 3)))
 
 
 def _lstsq_vjp_a(g, ans, a, b, rcond=None):
-    gx, gres, gs = g[0], g[1], g[3]
+    gx, gres, gs = _part(g, 0), _part(g, 1), _part(g, 3)
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     cot = None
     if not _is_zero(gx):
@@ -889,23 +925,23 @@ def _lstsq_vjp_a(g, ans, a, b, rcond=None):
         t2 = _cj(_matmul(r, _matmul(gxT, _matmul(X, XH))))
         t3 = _cj(_matmul(_matmul(XH, x2), _matmul(gxT, _eye_minus(_matmul(X, a)))))
         cot = t1 + t2 + t3
-    if _shape(ans[1])[0] and not _is_zero(gres):
+    if _shape(_part(ans, 1))[0] and not _is_zero(gres):
         t = -2.0 * _matmul(_cj(r) * _row(gres), T(x2))
         cot = t if cot is None else cot + t
     if not _is_zero(gs):
-        U, s, Vh = _L["svd"](a, False)
+        U, s, Vh = _parts(_L["svd"](a, False))
         t = _svd_vjp_core(U, s, Vh, None, gs, None, False, _is_complex(a))
         cot = t if cot is None else cot + t
     return None if cot is None else unbroadcast(cot, a)
 
 
 def _lstsq_vjp_b(g, ans, a, b, rcond=None):
-    gx, gres = g[0], g[1]
+    gx, gres = _part(g, 0), _part(g, 1)
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     cot = None
     if not _is_zero(gx):
         cot = _matmul(T(X), _col(gx) if vec else gx)
-    if _shape(ans[1])[0] and not _is_zero(gres):
+    if _shape(_part(ans, 1))[0] and not _is_zero(gres):
         t = 2.0 * _cj(r) * _row(gres)
         cot = t if cot is None else cot + t
     if cot is None:
@@ -967,7 +1003,7 @@ def _matrix_weight(x, y, ord, axes):
         return _cj(x) / _safe(y)
     if ord in ("nuc", 2, -2, 2.0, -2.0):
         xm = _moveaxis(x, (r, c), (-2, -1))
-        U, s, Vh = _L["svd"](xm, False)
+        U, s, Vh = _parts(_L["svd"](xm, False))
         if ord == "nuc":
             W = _matmul(U, Vh)
         else:
@@ -1085,6 +1121,101 @@ def _matrix_norm_jvp(g, ans, x, keepdims=False, ord="fro"):
 
 
 # ---------------------------------------------------------------------------------------
+# cond, tensorinv, tensorsolve
+
+def _cond_weight(x, ans, p):
+    """W with d cond = sum over the matrix axes of Re(W * dx)."""
+    if p is None or p in (2, -2):
+        U, s, Vh = _parts(_L["svd"](x, False))
+        first = _matmul(U[..., :, :1], Vh[..., :1, :])      # d s_max
+        last = _matmul(U[..., :, -1:], Vh[..., -1:, :])     # d s_min
+        s0, sl = s[..., :1, None], s[..., -1:, None]
+        c = _expand2(ans)
+        if p == -2:
+            return _cj(c * (last / sl - first / s0))
+        return _cj(c * (first / s0 - last / sl))
+    axes = (_ndim(x) - 2, _ndim(x) - 1)
+    Xi = _L["inv"](x)
+    n1 = _L["norm"](x, p, (-2, -1))
+    n2 = _L["norm"](Xi, p, (-2, -1))
+    W1 = _matrix_weight(x, _expand2(n1), p, axes)
+    W2 = _matrix_weight(Xi, _expand2(n2), p, axes)
+    return _expand2(n2) * W1 - _expand2(n1) * _matmul(T(Xi), _matmul(W2, T(Xi)))
+
+
+def _cond_vjp(g, ans, x, p=None):
+    return unbroadcast(_expand2(g) * _cond_weight(x, ans, p), x)
+
+
+def _cond_jvp(g, ans, x, p=None):
+    prod = _cond_weight(x, ans, p) * g
+    if _is_complex(prod):
+        prod = _real(prod)
+    return _cast_like(_sum(prod, axis=(-2, -1)), ans)
+
+
+def _tensorinv_vjp(g, ans, a, ind=2):
+    shape = _shape(a)
+    P = math.prod(shape[:ind])
+    B = _reshape(ans, (-1, P))
+    gB = _reshape(g, (-1, P))
+    return unbroadcast(_reshape(-_matmul(T(B), _matmul(gB, T(B))), shape), a)
+
+
+def _tensorinv_jvp(g, ans, a, ind=2):
+    shape = _shape(a)
+    P = math.prod(shape[:ind])
+    B = _reshape(ans, (-1, P))
+    dM = _reshape(g, (P, -1))
+    return _reshape(-_matmul(B, _matmul(dM, B)), _shape(ans))
+
+
+def _tensorsolve_perm(a, axes):
+    nd = _ndim(a)
+    perm = list(range(nd))
+    if axes is not None:
+        for k in axes:
+            perm.remove(k % nd)
+            perm.append(k % nd)
+    return perm
+
+
+def _tensorsolve_mats(ans, a, b, axes):
+    """(A as a matrix, x as a column, the permutation applied to a's axes)."""
+    perm = _tensorsolve_perm(a, axes)
+    a2 = _vjps._transpose(a, perm) if perm != sorted(perm) else a
+    n = math.prod(_shape(b))
+    return _reshape(a2, (n, -1)), _reshape(ans, (-1, 1)), perm
+
+
+def _tensorsolve_vjp_a(g, ans, a, b, axes=None):
+    A, x, perm = _tensorsolve_mats(ans, a, b, axes)
+    gb = _solve_T(A, _reshape(g, (-1, 1)))
+    cot = -_matmul(gb, T(x))
+    shape2 = tuple(_shape(a)[i] for i in perm)
+    cot = _reshape(cot, shape2)
+    if perm != sorted(perm):
+        cot = _vjps._transpose(cot, _vjps._argsort(perm))
+    return unbroadcast(cot, a)
+
+
+def _tensorsolve_vjp_b(g, ans, a, b, axes=None):
+    A, x, perm = _tensorsolve_mats(ans, a, b, axes)
+    return unbroadcast(_reshape(_solve_T(A, _reshape(g, (-1, 1))), _shape(b)), b)
+
+
+def _tensorsolve_jvp_a(g, ans, a, b, axes=None):
+    A, x, perm = _tensorsolve_mats(ans, a, b, axes)
+    dA, _, _ = _tensorsolve_mats(ans, g, b, axes)
+    return _reshape(-_L["solve"](A, _matmul(dA, x)), _shape(ans))
+
+
+def _tensorsolve_jvp_b(g, ans, a, b, axes=None):
+    A, x, perm = _tensorsolve_mats(ans, a, b, axes)
+    return _reshape(_L["solve"](A, _reshape(g, (-1, 1))), _shape(ans))
+
+
+# ---------------------------------------------------------------------------------------
 # The array-API functions numpy.linalg has under its own names
 
 def _vecdot_vjp_x1(g, ans, x1, x2, axis=-1):
@@ -1105,11 +1236,11 @@ def _vecdot_axis(axis, x1, x2):
 
 
 def _cross_vjp_x1(g, ans, x1, x2, axis=-1):
-    return unbroadcast(anp.cross(x2, g, axis=axis), x1)
+    return unbroadcast(_L["cross"](x2, g, axis=axis), x1)
 
 
 def _cross_vjp_x2(g, ans, x1, x2, axis=-1):
-    return unbroadcast(anp.cross(g, x1, axis=axis), x2)
+    return unbroadcast(_L["cross"](g, x1, axis=axis), x2)
 
 
 def _trace_vjp(g, ans, x, offset=0, dtype=None):
@@ -1158,6 +1289,13 @@ def register(ns):
     defjvp(ns["vector_norm"], _vector_norm_jvp)
     defvjp_direct(ns["matrix_norm"], _matrix_norm_vjp)
     defjvp(ns["matrix_norm"], _matrix_norm_jvp)
+
+    defvjp_direct(ns["cond"], _cond_vjp)
+    defjvp(ns["cond"], _cond_jvp)
+    defvjp_direct(ns["tensorinv"], _tensorinv_vjp)
+    defjvp(ns["tensorinv"], _tensorinv_jvp)
+    defvjp_direct(ns["tensorsolve"], _tensorsolve_vjp_a, _tensorsolve_vjp_b)
+    defjvp(ns["tensorsolve"], _tensorsolve_jvp_a, _tensorsolve_jvp_b)
 
     # numpy.linalg's own versions of main-namespace functions (distinct NumPy objects)
     defvjp_direct(ns["matmul"], _vjps._matmul_vjp_a, _vjps._matmul_vjp_b)

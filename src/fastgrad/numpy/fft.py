@@ -1,13 +1,14 @@
 """fastgrad.numpy.fft: numpy.fft with every function wrapped as a primitive.
 
-The shifts have their (permutation) rules here; the transforms get theirs with the
-complex-number slice.
+Gradients, reverse (VJP) and forward (JVP), correct to any order, for fft, ifft, fft2,
+ifft2, fftn, ifftn, rfft, irfft, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, fftshift and
+ifftshift, with their ``n``/``s``, ``axis``/``axes`` and ``norm`` arguments (see
+``_fft_rules``).  fftfreq and rfftfreq are constants.
 """
 import numpy.fft as _npfft
 
-from ..core import def_linear as _def_linear, defvjp_direct as _defvjp_direct
 from . import numpy_wrapper as _w
-from . import numpy_vjps as _vjps
+from . import _fft_rules
 
 _NOTRACE = frozenset(["fftfreq", "rfftfreq"])
 
@@ -26,9 +27,4 @@ _namespace = _build()
 globals().update(_namespace)
 __all__ = sorted(_namespace)
 
-_defvjp_direct(_namespace["fftshift"],
-               lambda g, ans, x, axes=None: _vjps.unbroadcast(_namespace["ifftshift"](g, axes), x))
-_defvjp_direct(_namespace["ifftshift"],
-               lambda g, ans, x, axes=None: _vjps.unbroadcast(_namespace["fftshift"](g, axes), x))
-_def_linear(_namespace["fftshift"])
-_def_linear(_namespace["ifftshift"])
+_fft_rules.register(_namespace)

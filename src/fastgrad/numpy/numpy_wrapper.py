@@ -135,6 +135,21 @@ def _list_aware_primitive(np_fun):
     return prim
 
 
+def _choose_raw(a, choices, out=None, mode="raise"):
+    # a list of choices holding traced values: stacked (broadcast to one shape) into one
+    # traced array, then the primitive is called again, now on that array
+    t = _type(choices)
+    if (t is _list or t is _tuple) and _contains_box(choices):
+        items = _join_items(choices)
+        shape = _np.broadcast_shapes(*[_shape(c) for c in items])
+        items = [c if _shape(c) == shape else broadcast_to(c, shape) for c in items]
+        return _choose_primitive[0](a, stack_args(*items, axis=0), out=out, mode=mode)
+    return _np.choose(a, choices, out=out, mode=mode)
+
+
+_choose_primitive = []
+
+
 _UFUNC_ATTRS = ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature",
                 "reduce", "accumulate", "reduceat", "outer", "at")
 
@@ -471,6 +486,65 @@ def append(arr, values, axis=None):
 _NoValue = object()
 
 
+def _block_depth(obj):
+    if _type(obj) is _list:
+        return 1 + (_block_depth(obj[0]) if _len(obj) else 0)
+    return 0
+
+
+def _block_max_ndim(obj):
+    if _type(obj) is _list:
+        return _builtins.max([_block_max_ndim(o) for o in obj]) if _len(obj) else 0
+    return _ndim(obj)
+
+
+def _block_join(obj, depth, ndim):
+    if _type(obj) is not _list:
+        shape = _shape(obj)
+        return reshape(obj, (1,) * (ndim - _len(shape)) + shape) if _len(shape) < ndim else obj
+    parts = [_block_join(o, depth - 1, ndim) for o in obj]
+    return concatenate_args(*parts, axis=-depth)
+
+
+def block(arrays):
+    if not _is_traced_sequence(arrays):
+        return _np.block(arrays)
+    depth = _block_depth(arrays)
+    ndim = _builtins.max(depth, _block_max_ndim(arrays))
+    return _block_join(arrays, depth, ndim)
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    if not _isinstance(arr, _Box):
+        return _np.apply_along_axis(func1d, axis, arr, *args, **kwargs)
+    shape = _shape(arr)
+    nd = _len(shape)
+    axis = axis % nd
+    moved = moveaxis(arr, axis, -1)
+    outer = shape[:axis] + shape[axis + 1:]
+    results = [asarray(func1d(moved[idx], *args, **kwargs)) for idx in _np.ndindex(*outer)]
+    rshape = _shape(results[0])
+    out = reshape(stack_args(*results, axis=0), outer + rshape)
+    no, nr = _len(outer), _len(rshape)
+    perm = _list(_range(axis)) + _list(_range(no, no + nr)) + _list(_range(axis, no))
+    return transpose(out, perm) if perm != _list(_range(no + nr)) else out
+
+
+def select(condlist, choicelist, default=0):
+    traced = (_is_traced_sequence(choicelist) or _isinstance(choicelist, _Box)
+              or _isinstance(default, _Box) or _is_traced_sequence(default))
+    if not traced:
+        return _np.select(condlist, choicelist, default)
+    conds = [_getval(c) for c in condlist]
+    choices = [_traceable(c) for c in _elements(choicelist)]
+    if _len(conds) != _len(choices):
+        raise ValueError("list of cases must be same length as list of conditions")
+    result = _traceable(default)
+    for cond, choice in _builtins.reversed(_list(_builtins.zip(conds, choices))):
+        result = where3(cond, choice, result)   # the first true condition wins
+    return result
+
+
 def where(condition, x=_NoValue, y=_NoValue):
     if x is _NoValue and y is _NoValue:
         return _np.where(_getval(condition))
@@ -537,6 +611,7 @@ _SPECIAL = {
     _np.array: array, _np.asarray: asarray, _np.concatenate: concatenate, _np.stack: stack,
     _np.hstack: hstack, _np.vstack: vstack, _np.dstack: dstack,
     _np.column_stack: column_stack, _np.append: append, _np.where: where,
+    _np.select: select, _np.block: block, _np.apply_along_axis: apply_along_axis,
 }
 if hasattr(_np, "row_stack"):
     _SPECIAL[_np.row_stack] = row_stack
@@ -571,6 +646,9 @@ def wrap_numpy_object(name, obj):
                 new = notrace_primitive(obj)
             elif obj in _LIST_AWARE:
                 new = _list_aware_primitive(obj)
+            elif obj is _np.choose:
+                new = primitive(_rename(_choose_raw, obj))
+                _choose_primitive.append(new)
             else:
                 new = primitive(obj)
             if _isinstance(obj, _np.ufunc):

@@ -6,12 +6,9 @@ the argument's shape (``unbroadcast``), the JVP is ``t * d`` broadcast up to the
 shape.  Partial derivatives are written with traced fastgrad functions, so rules can be
 differentiated again.
 """
-import numpy as onp
-
 from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
 from ..numpy.numpy_vjps import _meta, unbroadcast
-from ..tracer import getval, isbox
 
 # A partial derivative that SciPy gives us no way to compute: no rule is registered for
 # that argument, so differentiating w.r.t. it raises NotImplementedError (naming the
@@ -63,10 +60,39 @@ def def_elementwise(fun, *partials):
     defjvp(fun, *jvps, argnums=argnums)
 
 
-def plain(x):
-    """The value of ``x`` without any trace, as an ndarray (for metadata and masks)."""
-    return onp.asarray(getval(x))
+_NOT_GIVEN = object()
 
 
-def any_box(*xs):
-    return any(isbox(x) for x in xs)
+def make_wrapper(name, params, defaults, prim, doc=None):
+    """A function with SciPy's signature ``name(*params)`` (``defaults`` for the trailing
+    ones) that calls ``prim`` with every argument in position, so that keyword arguments
+    are differentiable too."""
+    n = len(params)
+    index = {p: i for i, p in enumerate(params)}
+    defaults = list(defaults)
+    first_default = n - len(defaults)
+
+    def wrapper(*args, **kwargs):
+        if not kwargs and len(args) == n:
+            return prim(*args)
+        if len(args) > n:
+            raise TypeError("{}() takes at most {} arguments ({} given)".format(name, n, len(args)))
+        vals = list(args) + [_NOT_GIVEN] * (n - len(args))
+        for k, v in kwargs.items():
+            i = index.get(k)
+            if i is None:
+                raise TypeError("{}() got an unexpected keyword argument '{}'".format(name, k))
+            if vals[i] is not _NOT_GIVEN:
+                raise TypeError("{}() got multiple values for argument '{}'".format(name, k))
+            vals[i] = v
+        for i in range(n):
+            if vals[i] is _NOT_GIVEN:
+                if i < first_default:
+                    raise TypeError("{}() missing required argument '{}'".format(name, params[i]))
+                vals[i] = defaults[i - first_default]
+        return prim(*vals)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__doc__ = doc
+    wrapper.primitive = prim
+    return wrapper

@@ -66,7 +66,7 @@ def _with(params, diff, values):
     return out
 
 
-def _adjoint_system(func, n, diff, shapes):
+def _adjoint_system(func, n, diff):
     """d/dt of [y, a, a_args] for the backward pass (params passed positionally)."""
     def aug(s, t, *params):
         y, a = s[:n], s[n:2 * n]
@@ -93,8 +93,7 @@ def _odeint_vjp(argnums, ans, args, kwargs):
     n = _size(y0)
     nt = onp.shape(getval(t))[0]
     diff = _split_params(params)
-    shapes = [onp.shape(getval(params[i])) for i in diff]
-    aug = _adjoint_system(func, n, diff, shapes)
+    aug = _adjoint_system(func, n, diff)
 
     def vjp(g):
         a = g[nt - 1]
@@ -111,12 +110,10 @@ def _odeint_vjp(argnums, ans, args, kwargs):
             a = s[n:2 * n] + g[i - 1]
             a_args = s[2 * n:]
             a_before = s[n:2 * n]
-        if not want_t:
-            pass
-        elif nt > 1:
-            g_t[0] = -anp.sum(a_before * _f_at(func, ans[0], t[0], params))
-        else:
-            g_t[0] = 0.0 * anp.sum(g)
+        if want_t:
+            # moving t[0] shifts every later output by -Phi(t_i, t_0) f(y0, t_0)
+            g_t[0] = (-anp.sum(a_before * _f_at(func, ans[0], t[0], params)) if nt > 1
+                      else 0.0 * anp.sum(g))
         out = []
         for k in argnums:
             if k == 1:

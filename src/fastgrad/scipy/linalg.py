@@ -15,10 +15,9 @@ import types as _types
 import numpy as onp
 import scipy.linalg as _sla
 
-from ..core import def_linear, defjvp, defvjp_direct
+from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
-from ..numpy.numpy_vjps import unbroadcast
-from ..tracer import getval, isbox, notrace_primitive, primitive
+from ..tracer import getval, isbox, primitive
 
 _SKIP = frozenset(["test", "LinAlgError", "LinAlgWarning"])
 
@@ -265,7 +264,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
                           transposed=transposed, **kw)
     if transposed:
         a = T(a)
-    if assume_a in _SYMMETRIC and isbox(a):
+    if assume_a in _SYMMETRIC:
         a = _seen(a, lower)   # what SciPy reads: one triangle
     return _solve(a, b, **kw)
 

@@ -18,7 +18,7 @@ from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
 from ..numpy.numpy_vjps import unbroadcast
 from ..tracer import getval, primitive
-from ._util import MISSING, def_elementwise, match
+from ._util import MISSING, def_elementwise, make_wrapper, match
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -47,8 +47,11 @@ gammasgn = _wrap("gammasgn")
 rgamma = _wrap("rgamma")
 digamma = _wrap("digamma")
 psi = digamma if _sps.psi is _sps.digamma else _wrap("psi")
-polygamma = _wrap("polygamma")
-multigammaln = _wrap("multigammaln")
+_polygamma = _wrap("polygamma")
+_multigammaln = _wrap("multigammaln")
+# Python functions in SciPy, so their arguments can be given by keyword: keep them traced
+polygamma = make_wrapper("polygamma", ["n", "x"], (), _polygamma, _sps.polygamma.__doc__)
+multigammaln = make_wrapper("multigammaln", ["a", "d"], (), _multigammaln, _sps.multigammaln.__doc__)
 beta = _wrap("beta")
 betaln = _wrap("betaln")
 betainc = _wrap("betainc")
@@ -59,10 +62,10 @@ def_elementwise(gamma, lambda ans, x: ans * digamma(x))
 def_elementwise(gammaln, lambda ans, x: digamma(x))
 def_elementwise(gammasgn, None)
 def_elementwise(rgamma, lambda ans, x: -ans * digamma(x))
-def_elementwise(digamma, lambda ans, x: polygamma(1, x))
+def_elementwise(digamma, lambda ans, x: _polygamma(1, x))
 if psi is not digamma:
-    def_elementwise(psi, lambda ans, x: polygamma(1, x))
-def_elementwise(polygamma, MISSING, lambda ans, n, x: polygamma(n + 1, x))
+    def_elementwise(psi, lambda ans, x: _polygamma(1, x))
+def_elementwise(_polygamma, MISSING, lambda ans, n, x: _polygamma(n + 1, x))
 
 
 def _multigammaln_partial(ans, a, d):
@@ -72,7 +75,7 @@ def _multigammaln_partial(ans, a, d):
     return total
 
 
-def_elementwise(multigammaln, _multigammaln_partial, MISSING)
+def_elementwise(_multigammaln, _multigammaln_partial, MISSING)
 
 
 def _beta_partial_a(ans, a, b):
@@ -246,8 +249,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 logsumexp.__doc__ = logsumexp.__doc__ + "\n\nSciPy's documentation:\n" + (_sps.logsumexp.__doc__ or "")
 
-softmax = _wrap("softmax")
-log_softmax = _wrap("log_softmax")
+_softmax = _wrap("softmax")
+_log_softmax = _wrap("log_softmax")
+softmax = make_wrapper("softmax", ["x", "axis"], (None,), _softmax, _sps.softmax.__doc__)
+log_softmax = make_wrapper("log_softmax", ["x", "axis"], (None,), _log_softmax, _sps.log_softmax.__doc__)
 
 
 def _softmax_vjp(g, ans, x, axis=None):
@@ -262,7 +267,7 @@ def _log_softmax_jvp(t, ans, x, axis=None):
     return t - anp.sum(anp.exp(ans) * t, axis=axis, keepdims=True)
 
 
-defvjp_direct(softmax, _softmax_vjp)
-defjvp(softmax, _softmax_vjp)   # the Jacobian of softmax is symmetric
-defvjp_direct(log_softmax, _log_softmax_vjp)
-defjvp(log_softmax, _log_softmax_jvp)
+defvjp_direct(_softmax, _softmax_vjp)
+defjvp(_softmax, _softmax_vjp)   # the Jacobian of softmax is symmetric
+defvjp_direct(_log_softmax, _log_softmax_vjp)
+defjvp(_log_softmax, _log_softmax_jvp)

@@ -20,45 +20,7 @@ import numpy as onp
 
 from ...numpy import numpy_wrapper as anp
 from ...tracer import getval, primitive
-from .._util import MISSING, def_elementwise
-
-_NOT_GIVEN = object()
-
-
-def make_wrapper(name, params, defaults, prim, doc=None):
-    """A function with SciPy's signature ``name(*params)`` (``defaults`` for the trailing
-    ones) that calls ``prim`` with every argument in position, so that keyword arguments
-    are differentiable too."""
-    n = len(params)
-    index = {p: i for i, p in enumerate(params)}
-    defaults = list(defaults)
-    first_default = n - len(defaults)
-
-    def wrapper(*args, **kwargs):
-        if not kwargs and len(args) == n:
-            return prim(*args)
-        if len(args) > n:
-            raise TypeError("{}() takes at most {} arguments ({} given)".format(name, n, len(args)))
-        vals = list(args) + [_NOT_GIVEN] * (n - len(args))
-        for k, v in kwargs.items():
-            i = index.get(k)
-            if i is None:
-                raise TypeError("{}() got an unexpected keyword argument '{}'".format(name, k))
-            if vals[i] is not _NOT_GIVEN:
-                raise TypeError("{}() got multiple values for argument '{}'".format(name, k))
-            vals[i] = v
-        for i in range(n):
-            if vals[i] is _NOT_GIVEN:
-                if i < first_default:
-                    raise TypeError("{}() missing required argument '{}'".format(name, params[i]))
-                vals[i] = defaults[i - first_default]
-        return prim(*vals)
-
-    wrapper.__name__ = wrapper.__qualname__ = name
-    wrapper.__doc__ = doc
-    wrapper.primitive = prim
-    return wrapper
-
+from .._util import MISSING, def_elementwise, make_wrapper  # noqa: F401  (make_wrapper: used by the distribution modules)
 
 def _named(f, name):
     f.__name__ = f.__qualname__ = name
@@ -136,10 +98,11 @@ class LocScaleFamily:
                 return MISSING
 
             def q(ans, *args):
-                d = ans * p(ans, *args)
                 if onp.any(getval(ans) == 0):   # outside the support: zero, not 0 * inf
-                    d = anp.where3(getval(ans) > 0, d, 0.0)
-                return d
+                    with onp.errstate(invalid="ignore", divide="ignore"):
+                        d = ans * p(ans, *args)
+                    return anp.where3(getval(ans) > 0, d, 0.0)
+                return ans * p(ans, *args)
             return q
         def_elementwise(self.prims["pdf"], *[times_pdf(p) for p in logpdf_parts])
 

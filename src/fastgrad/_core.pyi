@@ -1,0 +1,142 @@
+# Type stub of the compiled engine, fastgrad._core (built from _core.pyx).
+# The pure-Python twin, fastgrad._core_py, has the same names.  Users reach these through
+# fastgrad.tracer and fastgrad.core; nothing but fastgrad._engine imports this module.
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Set, Tuple, final
+
+# Registries: the primitive -> its reverse / forward rules; node type -> untraced primitives.
+primitive_vjps: Dict[Any, Any]
+primitive_jvps: Dict[Any, Any]
+notrace_primitives: Dict[type, Set[Any]]
+
+# Kinds of rule entries in VJPRule / JVPRule tables.
+ZERO: int
+MAKER: int
+DIRECT: int
+SAME: int
+
+def set_generic_add(fn: Callable[[Any, bool, Any], Tuple[Any, bool]]) -> None:
+    """Install the hook that adds cotangents without a fast path: (prev or None, owned, g) -> (sum, owned)."""
+
+def set_sparse_type(tp: type) -> None:
+    """Install the sparse cotangent type (added in place through its ``mut_add``)."""
+
+def set_debug_hooks(hooks: Any) -> None:
+    """Install (or, with None, remove) hooks with ``recorded(node)``, ``before_backward(node)``
+    and ``checked(node, argnum, g, cotangent)`` methods, each called when not None."""
+
+def set_box_arithmetic(ops: Dict[str, Tuple[Any, Any]], fast_value_types: Any,
+                       general_other_types: Any) -> None:
+    """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives for
+    add, sub, mul, truediv, pow, mod, matmul and neg."""
+
+class Box:
+    """A value being traced."""
+    type_mappings: ClassVar[Dict[type, type]]
+    types: ClassVar[Set[type]]
+    _value: Any
+    _trace: int
+    _node: Any
+    def __init__(self, value: Any, trace: int, node: Any) -> None: ...
+    def __bool__(self) -> bool: ...
+    @classmethod
+    def register(cls, value_type: type) -> None: ...
+
+class ArithmeticBox(Box):
+    """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
+    def __add__(self, other: Any) -> Any: ...
+    def __radd__(self, other: Any) -> Any: ...
+    def __sub__(self, other: Any) -> Any: ...
+    def __rsub__(self, other: Any) -> Any: ...
+    def __mul__(self, other: Any) -> Any: ...
+    def __rmul__(self, other: Any) -> Any: ...
+    def __truediv__(self, other: Any) -> Any: ...
+    def __rtruediv__(self, other: Any) -> Any: ...
+    def __pow__(self, other: Any, modulo: Any = ..., /) -> Any: ...
+    def __rpow__(self, other: Any, modulo: Any = ..., /) -> Any: ...
+    def __mod__(self, other: Any) -> Any: ...
+    def __rmod__(self, other: Any) -> Any: ...
+    def __matmul__(self, other: Any) -> Any: ...
+    def __rmatmul__(self, other: Any) -> Any: ...
+    def __neg__(self) -> Any: ...
+
+def new_box(value: Any, trace: int, node: Any) -> Box: ...
+def isbox(x: Any) -> bool: ...
+def getval(x: Any) -> Any: ...
+
+class Primitive:
+    """A function whose calls on boxes are recorded."""
+    fun: Callable[..., Any]
+    _notrace_types: Optional[frozenset]
+    __name__: str
+    __qualname__: str
+    __doc__: Optional[str]
+    __wrapped__: Callable[..., Any]
+    def __init__(self, fun: Callable[..., Any]) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, obj: Any, objtype: Any = ..., /) -> Any: ...
+
+class NotracePrimitive(Primitive):
+    """A primitive that unboxes its arguments and is never recorded."""
+
+def register_notrace(node_type: type, prim: Any) -> None: ...
+def trace(start_node: Any, fun: Callable[[Any], Any], x: Any) -> Tuple[Any, Any]: ...
+
+class Node:
+    """Base of node types (subclassable from Python)."""
+    def __init__(self, value: Any, fun: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
+                 parent_argnums: Tuple[int, ...], parents: Tuple[Any, ...]) -> None: ...
+    def initialize_root(self, *args: Any, **kwargs: Any) -> None: ...
+    @classmethod
+    def new_root(cls, *args: Any, **kwargs: Any) -> Any: ...
+
+@final
+class VJPRule:
+    """The reverse rules of one primitive: argnum -> (kind, function).  ``saves_ans`` /
+    ``saves_args`` False: the rules never read ans / the arguments, so nodes do not keep them."""
+    fun: Any
+    entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]]
+    saves_ans: bool
+    saves_args: bool
+    def __init__(self, fun: Any, entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
+                 saves_ans: bool = ..., saves_args: bool = ...) -> None: ...
+    def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...],
+            kwargs: Optional[Dict[str, Any]]) -> Any: ...
+    def __call__(self, argnums: Tuple[int, ...], ans: Any, args: Tuple[Any, ...],
+                 kwargs: Dict[str, Any]) -> Callable[[Any], Tuple[Any, ...]]: ...
+
+@final
+class VJPNode(Node):
+    """A recorded primitive call, for the reverse mode."""
+    parents: Tuple[Any, ...]
+    parent_argnums: Tuple[int, ...]
+    fun: Any
+    rule: Any
+    value: Any
+    args: Tuple[Any, ...]
+    _kwargs: Optional[Dict[str, Any]]
+    @property
+    def kwargs(self) -> Dict[str, Any]: ...
+    def initialize_root(self) -> None: ...
+    def vjp(self, g: Any) -> List[Any]: ...
+
+def toposort(end_node: Any) -> List[Any]: ...
+def backward_pass(g: Any, end_node: Any, consume: bool = ...) -> Any: ...
+
+@final
+class JVPRule:
+    """The forward rules of one primitive: argnum -> (kind, function), else ``default``."""
+    fun: Any
+    entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]]
+    default: Optional[Tuple[int, Optional[Callable[..., Any]]]]
+    def __init__(self, fun: Any, entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
+                 default: Optional[Tuple[int, Optional[Callable[..., Any]]]] = ...) -> None: ...
+    def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...],
+            kwargs: Optional[Dict[str, Any]]) -> Any: ...
+    def __call__(self, argnums: Tuple[int, ...], gs: Tuple[Any, ...], ans: Any,
+                 args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any: ...
+
+@final
+class JVPNode(Node):
+    """A primitive call in forward mode, holding the tangent of its output (None = zero)."""
+    g: Any
+    def initialize_root(self, g: Any) -> None: ...
