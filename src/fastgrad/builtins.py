@@ -65,10 +65,15 @@ def _plain_type(seq):
 
 # ---- primitives ---------------------------------------------------------------------------
 
+def _dense(A):
+    """A container, with a sparse one (a tangent in forward-over-reverse) made dense first."""
+    return A.mut_add(A.vs.zeros()) if type(A) is SparseObject else A
+
+
 @primitive
 def container_take(A, idx):
     """``A[idx]`` for a list, tuple or dict ``A`` (``idx`` an int, a slice or a key)."""
-    return A[idx]
+    return _dense(A)[idx]
 
 
 @primitive
@@ -87,6 +92,7 @@ def container_take_path(A, path):
     Reading an element of an element (``params[i][j]``, or unpacking ``W, b = params[i]``)
     records this instead of a second ``container_take``, so the cotangent goes straight into
     the outer container's and no cotangent is accumulated for the inner one."""
+    A = _dense(A)
     for idx in path:
         A = A[idx]
     return A
