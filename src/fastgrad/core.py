@@ -50,7 +50,8 @@ def _make_vjp(fun, x, consume):
 
 
 def _reject_integers(x):
-    """Integer and boolean inputs have no derivative: say so before tracing starts."""
+    """Only float and complex values have derivatives: reject integer, boolean, object and
+    string inputs (also inside containers) with a clear message before tracing starts."""
     if isinstance(x, (list, tuple)):
         for item in x:
             _reject_integers(item)
@@ -59,10 +60,28 @@ def _reject_integers(x):
             _reject_integers(item)
     else:
         kind = getattr(getattr(x, "dtype", None), "kind", None)
+        dtype = "" if kind is None else " with dtype {}".format(x.dtype)
         if kind in ("b", "i", "u") or (kind is None and isinstance(x, int) and not isbox(x)):
             raise TypeError("Can't differentiate w.r.t. type {}{}: integers cannot be differentiated, "
-                            "pass floats instead (e.g. 1.0 or x.astype(float))".format(
-                                type(x), "" if kind is None else " with dtype {}".format(x.dtype)))
+                            "pass floats instead (e.g. 1.0 or x.astype(float))".format(type(x), dtype))
+        if kind is not None and kind not in ("f", "c"):
+            raise TypeError("Can't differentiate w.r.t. type {}{}: only float and complex values can "
+                            "be differentiated (convert with x.astype(float))".format(type(x), dtype))
+
+
+def check_output_space(op, ans):
+    """The vector space of a differentiated function's output, or a TypeError that names
+    the returned type when it is not a float or complex value."""
+    value = getval(ans)
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind is not None and kind not in ("f", "c"):
+        raise TypeError("{} requires the function to return a float or a float array, but it "
+                        "returned a value of type {} with dtype {}".format(op, type(value), value.dtype))
+    try:
+        return vspace(ans)
+    except TypeError:
+        raise TypeError("{} requires the function to return a float or a float array, but it "
+                        "returned a value of type {}".format(op, type(value))) from None
 
 
 def backward_pass(g, end_node):
