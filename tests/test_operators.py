@@ -5,7 +5,6 @@ Hessian(-vector) products, GGN products, checkpointing, multigrad_dict, stop_gra
 Forward-mode tests need the JVP rules of the numpy functions they use.
 """
 import collections
-import warnings
 
 import numpy as onp
 import pytest

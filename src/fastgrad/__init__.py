@@ -6,24 +6,19 @@
 """
 from . import _engine
 from ._engine import COMPILED
+from . import extend
 from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,
                                      grad_named, hessian, hessian_tensor_product,
                                      hessian_vector_product, holomorphic_grad, jacobian,
                                      make_ggnvp, make_hvp, make_jvp, make_vjp, multigrad_dict,
                                      tensor_jacobian_product, value_and_grad,
-                                     vector_jacobian_product)
+                                     vector_jacobian_product, stop_gradient)
 from ._debug import set_debug
 from ._drop_in import install_as_autograd
 from .builtins import dict, isinstance, list, tuple, type
 from .core import primitive
-from .tracer import getval as _getval
 
 __version__ = "0.1.0"
 
 if _engine._flag("FASTGRAD_DEBUG"):
     set_debug(True)
-
-
-def stop_gradient(x):
-    """``x`` as a constant: its value with every trace removed, so no gradient flows through it."""
-    return _getval(x)

@@ -731,7 +731,9 @@ def traced_container(value):
     (autograd leaves such an inner tuple as a constant with boxes inside)."""
     t = _type(value)
     if t not in _container_space_types:
-        return value
+        if not issubclass(t, (_list, _tuple, _dict)):
+            return value
+        register_container_type(t)   # e.g. a user's named tuple, seen for the first time
     if _isinstance(value, _dict):
         values = [traced_container(v) for v in value.values()]
         return make_dict(t, _tuple(value), *values) if _any_box(values) else value

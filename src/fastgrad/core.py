@@ -416,4 +416,9 @@ def sparse_add(vs, x_prev, x_new):
 
 
 defvjp_direct(sparse_add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
-defjvp(sparse_add, None, identity_jvp, identity_jvp)
+def _sparse_add_jvp_new(g, ans, vs, x_prev, x_new):
+    # the tangent of a sparse term may itself be sparse: add it to the dense total densely
+    return sparse_add(vs, None, g) if type(g) in sparse_object_types else g
+
+
+defjvp(sparse_add, None, identity_jvp, _sparse_add_jvp_new)

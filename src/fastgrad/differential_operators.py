@@ -13,13 +13,15 @@ import functools
 import inspect
 import warnings
 from collections import OrderedDict
+from operator import index as _index
 
 import numpy as _onp
 
 from . import numpy as np
 from ._gc import gc_paused
 from .builtins import _container_space_types, register_container_type, traced_container
-from .core import _make_vjp, make_jvp as _make_jvp, vspace, defvjp_argnums, defjvp_argnums
+from .core import (_make_vjp, check_output_space, defjvp_argnums, defvjp_argnums,
+                   make_jvp as _make_jvp, vspace)
 from .tracer import getval, isbox, primitive
 from .wrap_util import get_name, unary_to_nary
 
@@ -33,19 +35,13 @@ _SCALAR_ONLY = ("{} only applies to real scalar-output functions. "
                 "Try jacobian, elementwise_grad or holomorphic_grad.")
 
 
-def _output_space(op, ans):
-    try:
-        return vspace(ans)
-    except TypeError:
-        raise TypeError("{} requires the function to return a float or a float array (or a "
-                        "container of them), but it returned a value of type {}".format(
-                            op, type(getval(ans)))) from None
+_output_space = check_output_space   # vspace(ans), or a TypeError naming the returned type
 
 
-def _scalar_output_space(op, ans):
+def _scalar_output_space(op, ans, title=None):
     vs = _output_space(op, ans)
     if vs.size != 1 or vs.iscomplex:
-        raise TypeError(_SCALAR_ONLY.format(op))
+        raise TypeError(_SCALAR_ONLY.format(title or op))
     return vs
 
 
@@ -60,14 +56,18 @@ def _register_container_types(value):
             _register_container_types(element)
 
 
+def _traced(out):
+    """``out``, or if it is a plain container holding traced values, one traced value."""
+    if isinstance(out, (list, tuple, dict)):
+        _register_container_types(out)
+        return traced_container(out)
+    return out
+
+
 def _traced_output(fun):
     """``fun`` with a plain container output holding traced values made one traced value."""
     def fun_traced_output(x):
-        out = fun(x)
-        if isinstance(out, (list, tuple, dict)):
-            _register_container_types(out)
-            return traced_container(out)
-        return out
+        return _traced(fun(x))
     fun_traced_output.__name__ = get_name(fun)
     return fun_traced_output
 
@@ -93,7 +93,7 @@ def grad(fun, x):
     """
     with gc_paused():
         vjp, ans = _make_vjp(fun, x, consume=True)
-        return vjp(_scalar_output_space("Grad", ans).ones())
+        return vjp(_scalar_output_space("grad", ans, "Grad").ones())   # autograd's capital
 
 
 @unary_to_nary
@@ -217,6 +217,14 @@ def _at(value, path):
     return value
 
 
+def _peek(value, path):
+    """The plain value at ``path`` (nothing recorded)."""
+    value = getval(value)
+    for key in path:
+        value = getval(value[key])
+    return value
+
+
 def _rebuild(like, leaves):
     """A container of ``like``'s structure and types whose leaves are taken from the
     iterator ``leaves``."""
@@ -239,11 +247,11 @@ def _jacobian_blocks(vjp, ans, ans_vs, x):
     of shape ``out_leaf.shape + in_leaf.shape`` (JAX's layout)."""
     rows = [vjp(basis) for basis in ans_vs.standard_basis()]
     in_paths = _leaf_paths(x)
-    in_shapes = [_onp.shape(getval(_at(getval(x), p))) for p in in_paths]
+    in_shapes = [_onp.shape(_peek(x, p)) for p in in_paths]
     blocks, start = [], 0
     for out_path in _leaf_paths(ans):
-        out_leaf = _at(getval(ans), out_path)
-        out_shape, size = _onp.shape(getval(out_leaf)), vspace(out_leaf).size
+        out_leaf = _peek(ans, out_path)
+        out_shape, size = _onp.shape(out_leaf), vspace(out_leaf).size
         row_block = rows[start:start + size]
         start += size
         per_input = []
@@ -254,7 +262,7 @@ def _jacobian_blocks(vjp, ans, ans_vs, x):
                 column = [_at(row, in_path) for row in row_block]
                 per_input.append(np.reshape(np.stack(column), out_shape + in_shape))
         blocks.append(_rebuild(x, iter(per_input)))
-    return traced_container(_rebuild(ans, iter(blocks)))
+    return _traced(_rebuild(ans, iter(blocks)))
 
 
 @unary_to_nary
@@ -321,7 +329,11 @@ def _before_appended(argnum):
     positional argument appended: negative positions move down by one."""
     if isinstance(argnum, (tuple, list)):
         return type(argnum)([_before_appended(i) for i in argnum])
-    return argnum - 1 if isinstance(argnum, int) and argnum < 0 else argnum
+    try:
+        i = _index(argnum)
+    except TypeError:
+        return argnum   # not an int: the operator reports it
+    return i - 1 if i < 0 and not isinstance(argnum, bool) else argnum
 
 
 def tensor_jacobian_product(fun, argnum=0):
@@ -475,7 +487,7 @@ def multigrad_dict(fun):
     one to a dict.  ``fun`` must return a real scalar.  (autograd 1.9.1's version fails.)
 
     >>> multigrad_dict(lambda x, y=2.0: x * y)(3.0)
-    OrderedDict({'x': 2.0, 'y': 3.0})
+    OrderedDict([('x', array(2.)), ('y', array(3.))])
     """
     signature = inspect.signature(fun)
 
@@ -529,7 +541,7 @@ def checkpoint(fun):
             values = list(args)
             for i, x in zip(argnums, xs):
                 values[i] = x
-            return traced_container(run(*values))
+            return _traced(run(*values))
         run_at.__name__ = get_name(fun)
         return run_at
 
@@ -551,9 +563,9 @@ def checkpoint(fun):
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):
-        values = [traced_container(a) for a in args]
+        values = [_traced(a) for a in args]
         if kwargs:
-            values.extend([traced_container(v) for v in kwargs.values()])
+            values.extend([_traced(v) for v in kwargs.values()])
         return recorded((len(args), tuple(kwargs)), *values)
     return checkpointed
 

@@ -48,9 +48,14 @@ def toposort(end_node, parents=operator.attrgetter("parents")):
 
 def quick_grad_check(fun, arg0, extra_args=(), kwargs={}, verbose=True,
                      eps=1e-4, rtol=1e-4, atol=1e-6, rs=None):
-    """Deprecated: use ``fastgrad.test_util.check_grads``."""
-    warnings.warn("quick_grad_check is deprecated; use fastgrad.test_util.check_grads", UserWarning)
+    """Deprecated (as in autograd): checks the gradient of ``fun(arg0, *extra_args, **kwargs)``
+    with respect to ``arg0`` against central differences along a random direction, raising
+    AssertionError on a mismatch.  Use ``fastgrad.test_util.check_grads`` instead.
+
+    ``verbose``, ``eps``, ``rtol``, ``atol`` and ``rs`` are accepted for compatibility and
+    ignored: the check uses test_util's tolerances and numpy's global random state, and
+    prints nothing, as autograd 1.9.1's does."""
+    warnings.warn("quick_grad_check is deprecated; use fastgrad.test_util.check_grads", UserWarning,
+                  stacklevel=2)
     from .test_util import check_grads
     check_grads(lambda x: fun(x, *extra_args, **kwargs), modes=["rev"], order=1)(arg0)
-    if verbose:
-        print("Gradient projection OK")

@@ -24,11 +24,11 @@ from . import numpy_wrapper as anp
 from . import numpy_vjps as V
 from .numpy_vjps import (_meta, _shape, _ndim, _is_complex, _axes, _real_dtype, _has_where,
                          _unset, _NoValue, _nan_mask, _valid_mask, _where_count, _ddof,
-                         _reduced_size, _expand_reduced, _nonzero_or_one, _balanced_weight,
+                         _reduced_size, _nonzero_or_one, _balanced_weight,
                          _maxmin_weights, _power_deriv_base, _log_base, _copysign_factor,
                          _others_product, _cumprod_jvp_core, _order_stat_jvp,
-                         ORDER_STAT_SETUPS, permutation_index, along_axis_index, clip_masks,
-                         choose_mask, linspace_weights, pad_linear_kwargs, jvp_from_impl,
+                         ORDER_STAT_SETUPS, permutation_index, clip_masks,
+                         linspace_weights, pad_linear_kwargs, jvp_from_impl,
                          IMPLS, UNARY_RULES, _var_impl, _std_impl)
 
 _ndarray = onp.ndarray
@@ -535,9 +535,9 @@ defjvp(anp.unwrap, lambda g, ans, p, *a, **k: fit(g, ans))
 
 def _unique_jvp(g, ans, x, *args, axis=None, **kwargs):
     # each unique value moves with the mean of its duplicates' tangents
-    inverse, counts = V._unique_groups(x)
+    inverse, counts = V.unique_groups(x, ans)
     t = type(getval(ans))
-    is_tuple = t is tuple or issubclass(t, tuple)
+    is_tuple = V._is_tuple_result(ans)
     values = ans[0] if is_tuple else ans
     vs = V._vs(values)
     share = (1.0 / counts).astype(_real_dtype(_meta(x)[1]))[inverse]

@@ -28,7 +28,8 @@ Conventions at points where the derivative does not exist (documented here once)
   quantiles) or follow a stable order (sort, partition);
 * interp at a knot: the slope of the segment to the right (the left one at the last knot);
 * power's derivative w.r.t. the exponent where the base is <= 0 (real): 0;
-* prod and cumprod with zero entries: the exact products of the other entries.
+* prod and cumprod with zero entries: the exact products of the other entries;
+* unique: duplicates share the cotangent of their value evenly.
 """
 import math
 import warnings
@@ -36,9 +37,9 @@ import warnings
 import numpy as onp
 
 from .. import builtins as _fg_builtins
-from ..builtins import make_sequence
+from ..builtins import make_sequence  # noqa: F401  (numpy_jvps uses it through this module)
 from ..core import defvjp_argnums, defvjp_direct, make_jvp, make_vjp, vspace
-from ..tracer import Box, getval, primitive
+from ..tracer import Box, getval
 from . import numpy_wrapper as anp
 from .numpy_vspaces import array_vspace
 
@@ -113,6 +114,11 @@ def unbroadcast(g, target):
         elif (tt is _float64 or tt is float) and g.dtype is _F64 and not g.shape:
             return g
     return _unbroadcast(g, target)
+
+
+def unbroadcast_f(target, f):
+    """autograd's helper for extension code: ``g -> unbroadcast(f(g), target)``."""
+    return lambda g: unbroadcast(f(g), target)
 
 
 def _unbroadcast(g, target):
@@ -2186,22 +2192,27 @@ def _corrcoef_impl(x, y=None, rowvar=True, *, dtype=None):
 
 # ---- unique: the values are selections of the input; duplicates share evenly ----------
 
-def _unique_groups(x):
-    xv = onp.asarray(getval(x)).ravel()
-    _, inverse, counts = onp.unique(xv, return_inverse=True, return_counts=True)
-    return inverse.ravel(), counts
-
-
-def _unique_values_cotangent(g, ans):
+def _is_tuple_result(ans):
     t = type(getval(ans))
-    return g[0] if (t is tuple or issubclass(t, tuple)) else g
+    return t is tuple or issubclass(t, tuple)
+
+
+def unique_groups(x, ans):
+    """For each entry of ``x`` (flattened), the position of its value among the unique
+    values of ``ans`` (whatever their order: np.unique_values does not sort), and how many
+    entries share each value."""
+    values = onp.asarray(getval(ans[0] if _is_tuple_result(ans) else ans))
+    xv = onp.asarray(getval(x)).ravel()
+    order = onp.argsort(values, kind="stable")
+    inverse = order[onp.clip(onp.searchsorted(values[order], xv), 0, len(values) - 1)]
+    return inverse, onp.bincount(inverse, minlength=len(values))
 
 
 def _unique_vjp(g, ans, x, *args, axis=None, **kwargs):
     if (args and len(args) >= 4 and args[3] is not None) or axis is not None:
         raise NotImplementedError("derivative of np.unique with axis= is not implemented")
-    inverse, counts = _unique_groups(x)
-    gv = _unique_values_cotangent(g, ans)
+    inverse, counts = unique_groups(x, ans)
+    gv = g[0] if _is_tuple_result(ans) else g
     share = (1.0 / counts).astype(_real_dtype(_meta(x)[1]))[inverse]
     return unbroadcast(_reshape(_getitem(gv, inverse) * share, _shape(x)), x)
 

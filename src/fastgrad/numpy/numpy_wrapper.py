@@ -8,7 +8,9 @@ values are recorded.
   rounding, arg-indices, shapes, predicates, ``*_like``...) unbox their arguments and
   record nothing;
 * functions that build arrays from Python lists of traced values (``array``,
-  ``concatenate``, the ``stack`` family, ``append``) trace through the list;
+  ``concatenate``, the ``stack`` family, ``append``, ``block``, ``select``, the choices of
+  ``choose``) trace through the list, and ``apply_along_axis`` applies its function to
+  traced slices;
 * classes, dtypes and constants are NumPy's own, except the integer scalar types, which
   accept traced values (so that a traced value can be converted into an index).
 
