@@ -34,6 +34,8 @@
 #   MEMCHECK_STRICT=1           fail on any memcheck error, not only fastgrad's
 #   MEMCHECK_STRICT_TESTS=1     fail if a test fails under valgrind
 #   FASTGRAD_FUZZ_EXAMPLES=n    programs run by tests/test_fuzz.py (this script's default: 100)
+#   FASTGRAD_LEAK_CALLS=n       repeated calls in tests/test_leaks.py (default here: 200)
+#   FASTGRAD_THREAD_GRADS=n     gradients per thread in tests/test_threads_load.py (here: 50)
 #   PYTHON=python3              the interpreter (needs numpy, Cython, setuptools, pytest,
 #                               hypothesis; autograd optional)
 #
@@ -116,7 +118,10 @@ export PYTHONPATH="$copy/src${PYTHONPATH:+:$PYTHONPATH}"
 export FASTGRAD_REQUIRE_EXTENSIONS=1
 unset FASTGRAD_PURE
 export OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 OMP_NUM_THREADS=1
+# the reliability tests' repetition counts, lowered for a ~50x slower interpreter
 export FASTGRAD_FUZZ_EXAMPLES="${FASTGRAD_FUZZ_EXAMPLES:-100}"
+export FASTGRAD_LEAK_CALLS="${FASTGRAD_LEAK_CALLS:-200}"
+export FASTGRAD_THREAD_GRADS="${FASTGRAD_THREAD_GRADS:-50}"
 export PYTHONDONTWRITEBYTECODE=1
 
 (cd "$copy" && "$PYTHON" - "$copy" <<'EOF') || die "the debug copy is not the one imported"
@@ -135,7 +140,7 @@ for f in /usr/lib/valgrind/python3.supp /usr/lib/valgrind/python.supp \
     [[ -f "$f" ]] && supp+=("--suppressions=$f")
 done
 vg_opts=(--tool=memcheck --error-limit=no --num-callers=40 --show-mismatched-frees=yes
-         --child-silent-after-fork=yes
+         --child-silent-after-fork=yes --fair-sched=yes
          --xml=yes --xml-file="$out/memcheck.%p.xml" --log-file="$out/memcheck.%p.log" "${supp[@]}")
 if [[ "${MEMCHECK_LEAKS:-0}" == 1 ]]; then
     vg_opts+=(--leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite)

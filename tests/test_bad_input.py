@@ -727,3 +727,66 @@ def test_argnum_checked_by_every_operator(op):
 
 def test_numpy_integer_argnum_is_accepted():
     assert fastgrad.grad(lambda x, y: x * y, onp.int64(1))(2.0, 3.0) == 2.0
+
+
+# ---------------------------------------------------------------------------------------
+# Array-likes (lists, tuples) as constant operands: NumPy accepts them anywhere an array
+# goes, so the gradient must be the same as with the equivalent ndarray constant
+
+_C = [0.8, 1.3, 0.25]
+_M = [[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]]
+
+ARRAY_LIKE_CASES = {
+    "power-exponent": lambda x, k: np.power(x, k(_C)),
+    "power-base": lambda x, k: np.power(k(_C), x),
+    "operator-pow-base": lambda x, k: k(_C) ** x,
+    "float_power-exponent": lambda x, k: np.float_power(x, k(_C)),
+    "float_power-base": lambda x, k: np.float_power(k(_C), x),
+    "arctan2-first": lambda x, k: np.arctan2(k(_C), x),
+    "arctan2-second": lambda x, k: np.arctan2(x, k(_C)),
+    "hypot": lambda x, k: np.hypot(k(_C), x),
+    "logaddexp": lambda x, k: np.logaddexp(k(_C), x),
+    "divide": lambda x, k: np.true_divide(k(_C), x),
+    "maximum": lambda x, k: np.maximum(k(_C), x),
+    "clip": lambda x, k: np.clip(x, k([0.5, 0.5, 0.5]), k([1.0, 1.0, 1.0])),
+    "where": lambda x, k: np.where(k([True, False, True]), x, k(_C)),
+    "concatenate": lambda x, k: np.concatenate([x, k(_C)]),
+    "stack": lambda x, k: np.stack([k(_C), x]),
+    "dot": lambda x, k: np.dot(k(_M), x),
+    "matmul": lambda x, k: np.matmul(k(_M), x),
+    "einsum": lambda x, k: np.einsum("ij,j->i", k(_M), x),
+    "average": lambda x, k: np.average(x, weights=k(_C)),
+    "cross": lambda x, k: np.cross(x, k(_C)),
+    "convolve": lambda x, k: np.convolve(x, k(_C)),
+    "interp": lambda x, k: np.interp(x, k([0.0, 1.0, 2.0]), k([0.0, 2.0, 3.0])),
+    "polyval": lambda x, k: np.polyval(k(_C), x),
+    "take": lambda x, k: np.take(x, k([0, 2, 2])),
+}
+
+
+def _as_tuples(v):
+    return tuple(_as_tuples(e) for e in v) if isinstance(v, list) else v
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple"])
+@pytest.mark.parametrize("name", list(ARRAY_LIKE_CASES))
+def test_array_like_constants_as_operands(name, kind):
+    f = ARRAY_LIKE_CASES[name]
+    k = (lambda v: v) if kind == "list" else _as_tuples
+    x = onp.array([0.7, 1.3, 0.4])
+    expected_value, expected = fastgrad.value_and_grad(lambda x: np.sum(f(x, onp.array)))(x)
+    value, g = fastgrad.value_and_grad(lambda x: np.sum(f(x, k)))(x)
+    onp.testing.assert_allclose(value, expected_value, rtol=1e-15)
+    onp.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------
+# pow with a modulus is not differentiable: NumPy, Python floats and autograd all raise
+
+@pytest.mark.parametrize("x", [2.0, onp.array([2.0, 3.0]), onp.float64(3.0)],
+                         ids=["float", "array", "float64"])
+def test_three_argument_pow_is_a_type_error(x):
+    with pytest.raises(TypeError):
+        fastgrad.grad(lambda x: np.sum(pow(x, 2, 5)))(x)
+    with pytest.raises(TypeError):
+        fastgrad.grad(lambda x: np.sum(pow(2.0, x, 5)))(x)

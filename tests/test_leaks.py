@@ -133,6 +133,54 @@ def test_memory_flat_over_repeated_second_order():
     assert blocks < BLOCK_SLACK
 
 
+class _Fault(Exception):
+    pass
+
+
+@primitive
+def _fails_backward(x):
+    return x * 1.0
+
+
+def _fails_backward_maker(ans, x):
+    def vjp(g):
+        raise _Fault("backward")
+    return vjp
+
+
+defvjp(_fails_backward, _fails_backward_maker)
+
+
+def _failing_forward(x):
+    y = np.sin(x) * x
+    raise _Fault("forward, after part of a graph")
+
+
+FAILURES = {
+    "forward": lambda x: _failing_forward(x),
+    "numpy": lambda x: np.sum(np.dot(np.tanh(x), onp.ones(7))),
+    "backward": lambda x: np.sum(_fails_backward(np.exp(x)) * x),
+}
+
+
+@pytest.mark.parametrize("where", list(FAILURES))
+def test_memory_flat_over_repeated_failures(where):
+    # the error paths (Python and compiled) release everything they had built
+    g = fastgrad.grad(FAILURES[where])
+    x = onp.linspace(0.1, 0.5, 5)
+
+    def call():
+        try:
+            g(x)
+        except (_Fault, ValueError):
+            pass
+        else:
+            raise AssertionError("no failure")
+    growth, blocks, series = _flat_memory(call, max(CALLS // 5, 100), WARMUP)
+    assert growth < 32 * 1024, series
+    assert blocks < BLOCK_SLACK
+
+
 # ---------------------------------------------------------------------------------------
 # Every graph object is unreachable when the operator returns
 

@@ -5,7 +5,8 @@ like the corresponding function call.
 """
 import numpy as _np
 
-from ..tracer import Box, getval
+from .._engine import engine as _engine
+from ..tracer import getval
 from . import numpy_wrapper as anp
 
 _getitem = anp.getitem
@@ -40,7 +41,7 @@ def _shape_of(value):
         return _np.shape(value)
 
 
-class ArrayBox(Box):
+class ArrayBox(_engine.ArithmeticBox):
     """A traced NumPy array or scalar."""
     __slots__ = ()
     __array_priority__ = 100.0
@@ -112,83 +113,11 @@ class ArrayBox(Box):
         return "ArrayBox({!r}, trace={})".format(self._value, self._trace)
 
     # ---- arithmetic ---------------------------------------------------------------
-    # With an ndarray or NumPy-scalar value (and an operand that is not a list or tuple)
-    # the operator primitives apply Python's operator, which is the ufunc there; other
-    # values (a Python float, a box of an outer trace) go through the ufunc primitive.
-    def __add__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _add_op(self, other)
-        return _add(self, other)
-
-    def __radd__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _add_op(other, self)
-        return _add(other, self)
-
-    def __sub__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _subtract_op(self, other)
-        return _subtract(self, other)
-
-    def __rsub__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _subtract_op(other, self)
-        return _subtract(other, self)
-
-    def __mul__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _multiply_op(self, other)
-        return _multiply(self, other)
-
-    def __rmul__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _multiply_op(other, self)
-        return _multiply(other, self)
-
-    def __truediv__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _true_divide_op(self, other)
-        return _true_divide(self, other)
-
-    def __rtruediv__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _true_divide_op(other, self)
-        return _true_divide(other, self)
-
-    def __pow__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _power_op(self, other)
-        return _power(self, other)
-
-    def __rpow__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _power_op(other, self)
-        return _power(other, self)
-
-    def __mod__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _remainder_op(self, other)
-        return _remainder(self, other)
-
-    def __rmod__(self, other):
-        if type(self._value) in _OPERATOR_SAFE and type(other) not in _SEQUENCES:
-            return _remainder_op(other, self)
-        return _remainder(other, self)
-
-    def __matmul__(self, other):
-        if type(self._value) is _ndarray and type(other) not in _SEQUENCES:
-            return _matmul_op(self, other)
-        return _matmul(self, other)
-
-    def __rmatmul__(self, other):
-        if type(self._value) is _ndarray and type(other) not in _SEQUENCES:
-            return _matmul_op(other, self)
-        return _matmul(other, self)
-
-    def __neg__(self):
-        if type(self._value) in _OPERATOR_SAFE:
-            return _negative_op(self)
-        return _negative(self)
+    # + - * / ** % @ and unary - come from the compiled ArithmeticBox (no Python frame per
+    # operator), configured at the end of this module: with an ndarray or NumPy-scalar value
+    # (and an operand that is not a list or tuple) the operator primitives apply Python's
+    # operator, which is the ufunc there; other values (a Python float, a box of an outer
+    # trace) go through the ufunc primitive.
 
     def __pos__(self):
         return self
@@ -363,3 +292,11 @@ _FLOAT_TYPES = (_np.ndarray, float, _np.float64, _np.float32, _np.float16, _np.l
                 complex, _np.complex64, _np.complex128, _np.clongdouble)
 for _t in _FLOAT_TYPES:
     ArrayBox.register(_t)
+
+
+_engine.set_box_arithmetic(
+    {"add": (_add_op, _add), "sub": (_subtract_op, _subtract), "mul": (_multiply_op, _multiply),
+     "truediv": (_true_divide_op, _true_divide), "pow": (_power_op, _power),
+     "mod": (_remainder_op, _remainder), "matmul": (_matmul_op, _matmul),
+     "neg": (_negative_op, _negative)},
+    _OPERATOR_SAFE, _SEQUENCES)
