@@ -7,8 +7,14 @@ from importlib import metadata
 
 import numpy as onp
 
+import asv_scenarios
 import workloads
-from hand import HAND
+from hand import HAND as _HAND_W
+
+HAND = {**_HAND_W, **asv_scenarios.HAND}
+# Every case the harnesses know, in report order: PERF.md's W1-W9, autograd's asv scenarios, the
+# scaling chain.  make_case(cid, np) -> (fun, args, argnum) for any of them.
+CASES = tuple(workloads.WORKLOADS) + asv_scenarios.ASV + asv_scenarios.SCALING
 
 TOLERANCE = 1e-10   # PERF.md: every benchmark checks its gradient against autograd's to this
 
@@ -104,6 +110,13 @@ def _version(module):
             return "?"
 
 
+def make_case(cid, np):
+    """(fun, args, argnum) of case ``cid`` (a workload or an asv_scenarios scenario)."""
+    if cid in workloads.FUNCTIONS:
+        return workloads.make_case(cid, np)
+    return asv_scenarios.make_case(cid, np)
+
+
 def fastgrad_label():
     """'fastgrad-compiled' or 'fastgrad-pure', from the engine this process actually loaded."""
     import fastgrad
@@ -111,17 +124,17 @@ def fastgrad_label():
 
 
 def gradient_call(impl, wid):
-    """(call, info): ``call()`` computes workload ``wid``'s gradient with implementation ``impl``
+    """(call, info): ``call()`` computes case ``wid``'s gradient with implementation ``impl``
     on inputs built once here.  ``impl`` "numpy-forward" is the control: the plain forward only."""
     if impl == "hand":
-        args = workloads.make_case(wid, onp)[1]
+        args = make_case(wid, onp)[1]
         f = HAND[wid]
         return (lambda: f(*args)), {}
     if impl == "numpy-forward":
-        fun, args, _ = workloads.make_case(wid, onp)
+        fun, args, _ = make_case(wid, onp)
         return (lambda: fun(*args)), {}
     np, grad, info = load_autodiff(impl)
-    fun, args, argnum = workloads.make_case(wid, np)
+    fun, args, argnum = make_case(wid, np)
     g = grad(fun, argnum)
     return (lambda: g(*args)), info
 

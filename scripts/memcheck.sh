@@ -186,12 +186,20 @@ def load(path):
         return ET.fromstring(text[:cut + len("</error>")] + "</valgrindoutput>").findall("error"), False
 
 
-errors = []
+errors, occurrences = [], {}
 for path in xml_paths:
     if not os.path.exists(path):
         continue
     found, complete = load(path)
     errors.extend(found)
+    text = open(path, errors="replace").read()
+    try:   # how often each distinct error happened (valgrind reports each stack once)
+        for pair in ET.fromstring(text).iter("pair"):
+            occurrences[(path, pair.findtext("unique"))] = int(pair.findtext("count"))
+    except ET.ParseError:
+        pass
+    for err in found:
+        err.set("source", path)
     if not complete:
         print("memcheck: {} is truncated (a crashed or killed process?)".format(path))
 if not xml_paths or not any(os.path.exists(p) for p in xml_paths):
@@ -257,7 +265,8 @@ for err in errors:
 leaks = [e for e in ours if e.findtext("kind").startswith("Leak_")]
 ours = [e for e in ours if not e.findtext("kind").startswith("Leak_")]
 print("memcheck: {} error reports in total (after suppressions)".format(len(errors)))
-print("memcheck: {} attributed to fastgrad._core".format(len(ours)))
+print("memcheck: {} attributed to fastgrad._core ({} occurrences)".format(
+    len(ours), sum(occurrences.get((e.get("source"), e.findtext("unique")), 1) for e in ours)))
 for err in ours[:20]:
     print(describe(err))
 if others:

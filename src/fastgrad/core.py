@@ -52,7 +52,8 @@ def _make_vjp(fun, x, consume):
 def _reject_integers(x):
     """Only float and complex values have derivatives: reject integer, boolean, object and
     string inputs (also inside containers) with a clear message before tracing starts."""
-    if isinstance(x, (list, tuple)):
+    tp = type(x)
+    if tp is list or tp is tuple or isinstance(x, (list, tuple)):
         for item in x:
             _reject_integers(item)
     elif isinstance(x, dict):
@@ -60,13 +61,18 @@ def _reject_integers(x):
             _reject_integers(item)
     else:
         kind = getattr(getattr(x, "dtype", None), "kind", None)
-        dtype = "" if kind is None else " with dtype {}".format(x.dtype)
+        if kind == "f" or kind == "c" or tp is float or tp is complex:
+            return
         if kind in ("b", "i", "u") or (kind is None and isinstance(x, int) and not isbox(x)):
             raise TypeError("Can't differentiate w.r.t. type {}{}: integers cannot be differentiated, "
-                            "pass floats instead (e.g. 1.0 or x.astype(float))".format(type(x), dtype))
-        if kind is not None and kind not in ("f", "c"):
+                            "pass floats instead (e.g. 1.0 or x.astype(float))".format(tp, _dtype_note(x)))
+        if kind is not None:
             raise TypeError("Can't differentiate w.r.t. type {}{}: only float and complex values can "
-                            "be differentiated (convert with x.astype(float))".format(type(x), dtype))
+                            "be differentiated (convert with x.astype(float))".format(tp, _dtype_note(x)))
+
+
+def _dtype_note(x):
+    return " with dtype {}".format(x.dtype) if hasattr(x, "dtype") else ""
 
 
 def check_output_space(op, ans):
