@@ -11,10 +11,10 @@ The scaling chain (``chain-1e4``, ``chain-1e5``, ``chain-1e6``): ``x = x * 1.000
 10**4, 10**5 and 10**6 times on a float, one primitive a step, to measure how the cost of one
 primitive grows with the size of the graph (with the garbage collector on, autograd's grows).
 
-``make_case(cid, np)`` returns ``(fun, args, argnum)`` like ``workloads.make_case``; ``HAND`` holds the
-hand-written adjoints (plain Python floats and ``math``, as in hand.py) for the asv scenarios.  Like
-every benchmark, these are checked against autograd's gradient (relative error <= 1e-10):
-``python benchmarks/asv_scenarios.py`` does it for the hand versions.
+``make_case(cid, np)`` returns ``(fun, args, argnum)`` like ``workloads.make_case``; ``HAND`` holds
+the hand-written adjoints (plain Python floats and ``math``, as in hand.py) for the asv
+scenarios.  Like every benchmark, these are checked against autograd's gradient (relative error
+<= 1e-10): ``python benchmarks/asv_scenarios.py`` does it for the hand versions.
 """
 import math
 

@@ -1,4 +1,4 @@
-"""pytest-benchmark: one group per PERF.md workload, every implementation side by side.
+"""pytest-benchmark: one group per PERF.md workload and asv scenario, implementations side by side.
 
     pytest benchmarks/ --benchmark-group-by=group --benchmark-columns=median,min,max,rounds
     FASTGRAD_PURE=1 pytest benchmarks/ ...      # the pure-Python engine instead of the compiled one
@@ -7,13 +7,15 @@ In each group: "fastgrad-compiled" or "fastgrad-pure" (the engine this process l
 (skipped when not installed), "hand" (hand.py) and "numpy-forward", the plain NumPy forward alone,
 as a control.  Every gradient benchmark asserts its result equals autograd's (relative error
 <= 1e-10) and stores the error in extra_info.  All libraries share this one process, so the
-numbers are for quick side-by-side looks; benchmarks/run.py is the PERF.md measurement.
+numbers are for quick side-by-side looks; benchmarks/report.py is the PERF.md measurement (it
+also runs the scaling chain, 10^6 primitives, which is too slow to belong here).
 """
 import time
 
 import numpy as onp
 import pytest
 
+import asv_scenarios
 import workloads
 from _impls import TOLERANCE, gradient_call, max_rel_err
 
@@ -46,7 +48,7 @@ def reference(wid):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("wid", workloads.WORKLOADS)
+@pytest.mark.parametrize("wid", workloads.WORKLOADS + asv_scenarios.ASV)
 def test_workload(benchmark, wid, impl):
     if impl == "autograd" and not HAVE_AUTOGRAD:
         pytest.skip("autograd not installed")

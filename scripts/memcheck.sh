@@ -43,6 +43,10 @@
 # minutes; --all about 60-90 minutes.  Python under memcheck runs roughly 30-60x slower.
 set -uo pipefail
 
+# Everything is in main, which bash reads whole before running: the script can be edited
+# (or updated by a checkout) while a long run is in progress.
+main() {
+
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -297,3 +301,7 @@ if [[ $test_status -eq 1 ]]; then
     [[ "${MEMCHECK_STRICT_TESTS:-0}" == 1 ]] && exit 1
 fi
 exit 0
+}
+
+main "$@"
+exit $?

@@ -202,7 +202,7 @@ def test_eight_threads_thousand_gradients_each(busy_switching):
     assert not errors, errors[:3]
     assert counts == [PER_THREAD] * THREADS
     # nothing of the concurrent passes is left behind
-    assert gc.isenabled() and _gc._depth == 0
+    assert gc.isenabled() and _gc.depth() == 0
     onp.testing.assert_allclose(SHARED_VJP(onp.ones(6)), _shared_expected(onp.ones(6)), rtol=1e-13)
 
 

@@ -56,3 +56,7 @@ cdef class VJPNode(Node):
 cdef class JVPNode(Node):
     cdef public object g                 # tangent of the output; None is a symbolic zero
     cdef object __weakref__
+
+
+cdef class GCPause:
+    pass

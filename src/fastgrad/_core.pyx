@@ -38,6 +38,49 @@ cdef object _ndarray = ndarray
 cdef object _float64 = float64
 
 
+cdef extern from "Python.h":
+    int PyGC_Enable()
+    int PyGC_Disable()
+
+cdef Py_ssize_t _gc_pauses = 0     # differentiations in progress (all threads, nested included)
+cdef int _gc_was_enabled = 0       # the collector's state before the outermost one began
+
+
+def pause_gc():
+    """Stop the cyclic collector until the matching resume_gc (counted, so nested and
+    concurrent differentiations restore it exactly once).  Atomic under the GIL."""
+    global _gc_pauses, _gc_was_enabled
+    if _gc_pauses == 0:
+        _gc_was_enabled = PyGC_Disable()
+    _gc_pauses += 1
+
+
+def resume_gc():
+    global _gc_pauses
+    if _gc_pauses > 0:
+        _gc_pauses -= 1
+        if _gc_pauses == 0 and _gc_was_enabled:
+            PyGC_Enable()
+
+
+def gc_pause_depth():
+    """How many differentiations are pausing the collector now (0 when none)."""
+    return _gc_pauses
+
+
+@cython.final
+cdef class GCPause:
+    """``with GCPause():`` pauses the collector for the block: entering and leaving are C
+    calls, so no interrupt can fall between pausing and the block's cleanup."""
+
+    def __enter__(self):
+        pause_gc()
+
+    def __exit__(self, *exc):
+        resume_gc()
+        return False
+
+
 def set_generic_add(fn):
     global _generic_add
     _generic_add = fn
@@ -137,6 +180,9 @@ cdef object _box_binop(str name, object box, object other, bint reflected):
     return prim(*args)
 
 
+_POW_MODULO = "pow() with a modulus is not differentiable (use x ** y % m on floats instead)"
+
+
 cdef class ArithmeticBox(Box):
     """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
 
@@ -165,9 +211,13 @@ cdef class ArithmeticBox(Box):
         return _box_binop("truediv", self, other, True)
 
     def __pow__(self, other, modulo):
+        if modulo is not None:
+            raise TypeError(_POW_MODULO)
         return _box_binop("pow", self, other, False)
 
     def __rpow__(self, other, modulo):
+        if modulo is not None:
+            raise TypeError(_POW_MODULO)
         return _box_binop("pow", self, other, True)
 
     def __mod__(self, other):

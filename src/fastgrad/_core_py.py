@@ -5,7 +5,9 @@ A primitive call records a node holding what its rule needs (answer, arguments, 
 rule itself); the rule runs in the backward pass, which visits nodes in reverse
 topological order and sums each node's cotangents over its consumers.
 """
+import gc
 import itertools
+import threading
 import types
 import warnings
 
@@ -21,6 +23,44 @@ ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3   # kinds of per-argument rules
 _IMMUTABLE = (float, complex, float64)  # cotangent types summed with `+`, never in place
 _generic_add = None                     # set by core: (prev or None, prev_owned, g) -> (sum, owned)
 _sparse_type = None                     # set by core: the sparse cotangent type, added via .mut_add
+
+
+_gc_lock = threading.Lock()
+_gc_state = [0, False]   # differentiations in progress, collector state before the first
+
+
+def pause_gc():
+    """Stop the cyclic collector until the matching resume_gc (counted across threads)."""
+    with _gc_lock:
+        if _gc_state[0] == 0:
+            _gc_state[1] = gc.isenabled()
+            gc.disable()
+        _gc_state[0] += 1
+
+
+def resume_gc():
+    with _gc_lock:
+        if _gc_state[0] > 0:
+            _gc_state[0] -= 1
+            if _gc_state[0] == 0 and _gc_state[1]:
+                gc.enable()
+
+
+def gc_pause_depth():
+    """How many differentiations are pausing the collector now (0 when none)."""
+    return _gc_state[0]
+
+
+class GCPause:
+    """``with GCPause():`` pauses the collector for the block."""
+    __slots__ = ()
+
+    def __enter__(self):
+        pause_gc()
+
+    def __exit__(self, *exc):
+        resume_gc()
+        return False
 
 
 def set_generic_add(fn):
@@ -114,6 +154,9 @@ def _binop_methods(name):
             lambda self, other: _box_binop(name, self, other, True))
 
 
+_POW_MODULO = "pow() with a modulus is not differentiable (use x ** y % m on floats instead)"
+
+
 class ArithmeticBox(Box):
     """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
     __slots__ = ()
@@ -121,7 +164,17 @@ class ArithmeticBox(Box):
     __sub__, __rsub__ = _binop_methods("sub")
     __mul__, __rmul__ = _binop_methods("mul")
     __truediv__, __rtruediv__ = _binop_methods("truediv")
-    __pow__, __rpow__ = _binop_methods("pow")
+
+    def __pow__(self, other, modulo=None):
+        if modulo is not None:
+            raise TypeError(_POW_MODULO)
+        return _box_binop("pow", self, other, False)
+
+    def __rpow__(self, other, modulo=None):
+        if modulo is not None:
+            raise TypeError(_POW_MODULO)
+        return _box_binop("pow", self, other, True)
+
     __mod__, __rmod__ = _binop_methods("mod")
     __matmul__, __rmatmul__ = _binop_methods("matmul")
 

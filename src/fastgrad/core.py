@@ -7,7 +7,8 @@ what it needs for values other than floats and arrays: zeros, and adding cotange
 import warnings
 from functools import reduce
 
-from numpy import ndarray
+from numpy import float64 as _float64, ndarray
+from numpy import ndarray as _ndarray
 
 from ._engine import engine
 from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, trace
@@ -53,6 +54,8 @@ def _reject_integers(x):
     """Only float and complex values have derivatives: reject integer, boolean, object and
     string inputs (also inside containers) with a clear message before tracing starts."""
     tp = type(x)
+    if tp is float or tp is _float64 or tp is _ndarray and x.dtype.kind == "f":
+        return
     if tp is list or tp is tuple or isinstance(x, (list, tuple)):
         for item in x:
             _reject_integers(item)

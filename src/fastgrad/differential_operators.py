@@ -45,6 +45,21 @@ def _scalar_output_space(op, ans, title=None):
     return vs
 
 
+# The seed of a float64 scalar output: vspace(ans).ones() is a fresh 0-d array; a shared
+# read-only one is equivalent (the engine never writes into a cotangent it did not make, and
+# a read-only result is copied before it is returned) and saves making a space per call.
+_ONE = _onp.ones(())
+_ONE.setflags(write=False)
+_FLOAT64 = _onp.float64
+
+
+def _scalar_seed(op, ans, title=None):
+    """The all-ones cotangent of a real scalar output (TypeError for any other output)."""
+    if type(ans) is float or type(ans) is _FLOAT64:
+        return _ONE
+    return _scalar_output_space(op, ans, title).ones()
+
+
 def _register_container_types(value):
     """Register the list/tuple/dict subclasses (named tuples, ...) found in ``value`` as
     containers, so that ``traced_container`` records them."""
@@ -93,7 +108,7 @@ def grad(fun, x):
     """
     with gc_paused():
         vjp, ans = _make_vjp(fun, x, consume=True)
-        return vjp(_scalar_output_space("grad", ans, "Grad").ones())   # autograd's capital
+        return vjp(_scalar_seed("grad", ans, "Grad"))   # autograd's capital
 
 
 @unary_to_nary
@@ -107,7 +122,7 @@ def value_and_grad(fun, x):
     """
     with gc_paused():
         vjp, ans = _make_vjp(fun, x, consume=True)
-        return ans, vjp(_scalar_output_space("value_and_grad", ans).ones())
+        return ans, vjp(_scalar_seed("value_and_grad", ans))
 
 
 @unary_to_nary

@@ -226,10 +226,19 @@ def _seq(seq_type, items):
 
 # ---- rules taken from a traced re-implementation ---------------------------------------
 
+def _array_likes(args):
+    """``args`` with list/tuple constants (NumPy accepts them as arrays) made arrays."""
+    if any(type(a) is list or type(a) is tuple for a in args):
+        return tuple([onp.asarray(a) if type(a) is list or type(a) is tuple else a for a in args])
+    return args
+
+
 def vjp_from_impl(impl, argnum):
     """A VJP rule for argument ``argnum`` of a primitive whose value ``impl`` computes with
     traced operations: the VJP of ``impl`` itself at the same arguments."""
     def rule(g, ans, *args, **kwargs):
+        args = _array_likes(args)
+
         def f(x):
             return impl(*args[:argnum], x, *args[argnum + 1:], **kwargs)
         return make_vjp(f, args[argnum])[0](g)
@@ -239,6 +248,8 @@ def vjp_from_impl(impl, argnum):
 def jvp_from_impl(impl, argnum):
     """The forward counterpart of ``vjp_from_impl``."""
     def rule(g, ans, *args, **kwargs):
+        args = _array_likes(args)
+
         def f(x):
             return impl(*args[:argnum], x, *args[argnum + 1:], **kwargs)
         return make_jvp(f, args[argnum])(g)[1]
@@ -428,6 +439,7 @@ def _power_deriv_base(x, y, power):
 
 
 def _power_vjp_base(g, ans, x, y, *args, **kwargs):
+    x, y = _array_likes((x, y))
     if type(y) is float or type(y) is int:
         if y == 0:
             return None
@@ -448,6 +460,7 @@ def _log_base(x):
 
 
 def _power_vjp_exponent(g, ans, x, y, *args, **kwargs):
+    x, y = _array_likes((x, y))
     return unbroadcast(g * ans * _log_base(x), y)
 
 
@@ -455,6 +468,7 @@ _defvjp(anp.power, _power_vjp_base, _power_vjp_exponent)
 
 
 def _float_power_vjp_base(g, ans, x, y, *args, **kwargs):
+    x, y = _array_likes((x, y))
     return unbroadcast(g * _power_deriv_base(x, y, anp.float_power), x)
 
 
@@ -487,9 +501,14 @@ defvjp_direct(anp.logaddexp,
 defvjp_direct(anp.logaddexp2,
               lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (x - ans), x),
               lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (y - ans), y))
-defvjp_direct(anp.arctan2,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * y / (x ** 2 + y ** 2), x),
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * -x / (x ** 2 + y ** 2), y))
+def _arctan2_vjp(argnum):
+    def rule(g, ans, x, y, *args, **kwargs):
+        x, y = _array_likes((x, y))
+        return unbroadcast(g * (y if argnum == 0 else -x) / (x ** 2 + y ** 2), (x, y)[argnum])
+    return rule
+
+
+defvjp_direct(anp.arctan2, _arctan2_vjp(0), _arctan2_vjp(1))
 # hypot: x / hypot(x, y), and 0 where both are 0
 defvjp_direct(anp.hypot,
               lambda g, ans, x, y, *a, **k: unbroadcast(g * x / _nonzero_or_one(ans), x),
