@@ -11,8 +11,9 @@
 #      Python object is a malloc block valgrind can see) and Python's suppressions;
 #   4. reads valgrind's XML report and lists every error (invalid read/write, use of
 #      uninitialised memory, invalid/mismatched free, overlapping copy...) attributed to
-#      fastgrad._core: the first frame of the error's stack that is not in the interpreter
-#      or libc is in _core (and no interpreted Python frame comes before it).
+#      fastgrad's compiled code (_core, and any other module setup.py compiles): the
+#      first frame of the error's stack that is not in the interpreter or libc is in one
+#      of them (and no interpreted Python frame comes before it).
 #   Exit status: 0 = no memcheck error in fastgrad and pytest did not crash; 1 = memcheck
 #   errors attributed to fastgrad (or, with MEMCHECK_STRICT=1, any memcheck error at all);
 #   2 = setup/build problem or pytest crashed / errored outside of test failures.
@@ -101,7 +102,13 @@ for item in src tests benchmarks setup.py pyproject.toml README.md; do
 done
 find "$copy" \( -name "__pycache__" -o -name "*.egg-info" -o -name ".pytest_cache" \) -prune \
     -exec rm -rf {} + 2>/dev/null
-rm -f "$copy"/src/fastgrad/_core*.so "$copy"/src/fastgrad/_core.c "$copy"/src/fastgrad/_core.html
+# build products: every extension, and the C files Cython generated (a .c next to the
+# .pyx or .py it came from), so that all of them are rebuilt with the debug settings
+find "$copy/src" \( -name "*.so" -o -name "*.html" \) -delete
+while IFS= read -r c_file; do
+    stem="${c_file%.c}"
+    [[ -e "$stem.pyx" || -e "$stem.py" ]] && rm -f "$c_file"
+done < <(find "$copy/src" -name "*.c")
 rm -rf "$copy/build"
 
 # ---- 2. the debug build ------------------------------------------------------------------
@@ -114,9 +121,10 @@ if ! (cd "$copy" && FASTGRAD_DEBUG_BUILD=1 "$PYTHON" setup.py -q build_ext --inp
 fi
 so="$(ls "$copy"/src/fastgrad/_core*.so 2>/dev/null | head -1)"
 [[ -n "$so" ]] || die "the debug build produced no extension"
+extensions="$(cd "$copy/src" && find fastgrad -name "*.so" | sort | tr '\n' ' ')"
 grep -q "__Pyx_TraceLine" "$copy/src/fastgrad/_core.c" \
     || die "the extension was not built with line tracing: FASTGRAD_DEBUG_BUILD had no effect"
-echo "memcheck: built $(basename "$so") in $((SECONDS - start)) s (bounds checks, line tracing, -O0 -g)"
+echo "memcheck: built $extensions in $((SECONDS - start)) s (bounds checks, line tracing, -O0 -g)"
 
 export PYTHONPATH="$copy/src${PYTHONPATH:+:$PYTHONPATH}"
 export FASTGRAD_REQUIRE_EXTENSIONS=1
@@ -166,14 +174,13 @@ tail -5 "$out/pytest.log"
 echo "memcheck: pytest under valgrind exited with status $test_status after ${elapsed} s"
 
 # ---- 4. the report -----------------------------------------------------------------------
-"$PYTHON" - "$so" "$out"/memcheck.*.xml <<'EOF'
+"$PYTHON" - "$copy/src/fastgrad" "$out"/memcheck.*.xml <<'EOF'
 import os
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 
-so_path, xml_paths = sys.argv[1], sys.argv[2:]
-so_name = os.path.basename(so_path)
+package_dir, xml_paths = os.path.realpath(sys.argv[1]), sys.argv[2:]
 strict = os.environ.get("MEMCHECK_STRICT", "0") == "1"
 
 
@@ -221,9 +228,10 @@ def frames(stack):
 
 
 def in_core(fr):
-    if os.path.basename(fr["obj"]) == so_name:
+    """A frame of one of fastgrad's compiled modules (_core, and any other it builds)."""
+    if fr["obj"].endswith(".so") and os.path.realpath(fr["obj"]).startswith(package_dir + os.sep):
         return True
-    return fr["file"] in ("_core.c", "_core.pyx") and "fastgrad" in fr["dir"]
+    return fr["dir"].startswith(package_dir) and fr["file"].endswith((".c", ".pyx"))
 
 
 def attributed(stack):
@@ -269,7 +277,7 @@ for err in errors:
 leaks = [e for e in ours if e.findtext("kind").startswith("Leak_")]
 ours = [e for e in ours if not e.findtext("kind").startswith("Leak_")]
 print("memcheck: {} error reports in total (after suppressions)".format(len(errors)))
-print("memcheck: {} attributed to fastgrad._core ({} occurrences)".format(
+print("memcheck: {} attributed to fastgrad's compiled code ({} occurrences)".format(
     len(ours), sum(occurrences.get((e.get("source"), e.findtext("unique")), 1) for e in ours)))
 for err in ours[:20]:
     print(describe(err))
@@ -284,7 +292,8 @@ if leaks:
     for err in leaks[:10]:
         print(describe(err))
 status = 1 if ours or (strict and others) else 0
-print("memcheck: RESULT: {}".format("FAIL" if status else "OK, zero memcheck errors in fastgrad._core"))
+print("memcheck: RESULT: {}".format("FAIL" if status else
+                                    "OK, zero memcheck errors in fastgrad's compiled code"))
 sys.exit(status)
 EOF
 report_status=$?

@@ -1276,18 +1276,7 @@ case("fft.ifftshift", FFT.ifftshift, _shift, ALL)
 # ---------------------------------------------------------------------------------------
 # Known failures of the identity (bugs in one of the two rules): {case name: reason}
 
-XFAIL = {
-    "correlate(mode='same', even len(a) < len(v))":
-        "correlate's VJP is wrong (its JVP is right): numpy_vjps._correlate_impl computes "
-        "convolve(a, v[::-1], 'same'), but for len(a) < len(v) NumPy's correlate swaps the "
-        "inputs and reverses the result, which centres the 'same' window one place "
-        "differently when len(a) is even; e.g. a=[1,2], v=[1,10,100]: correlate -> "
-        "[210, 21, 2], the impl -> [100, 210, 21] (other modes and lengths agree)",
-    "diff(n=0, prepend=...)":
-        "numpy_vjps._diff_impl concatenates prepend/append even when n == 0, where NumPy "
-        "returns `a` unchanged (ignoring them): the VJP raises a shape mismatch "
-        "(ValueError) for np.diff(x, n=0, prepend=p)",
-}
+XFAIL = {}   # none known: correlate ('same', even len(a) < len(v)) and diff(n=0, prepend=) were fixed
 
 
 # ---------------------------------------------------------------------------------------

@@ -1462,6 +1462,16 @@ defvjp_direct(anp.convolve, _convolve_vjp(0), _convolve_vjp(1))
 
 @_from_impl(anp.correlate, argnums=(0, 1))
 def _correlate_impl(a, v, mode="valid"):
+    # NumPy correlates the longer sequence against the shorter one and reverses (and
+    # conjugates) the result when a is the shorter: for 'same' with even len(a) that picks
+    # a different window than convolving a with reversed v, so do exactly the same.
+    if _shape(a)[0] < _shape(v)[0]:
+        r = _correlate_ordered(v, a, mode)
+        return _flip(_conj(r) if _is_complex(r) else r, 0)
+    return _correlate_ordered(a, v, mode)
+
+
+def _correlate_ordered(a, v, mode):
     fv = _flip(anp.ravel(v), 0)
     if _is_complex(v):
         fv = _conj(fv)
@@ -1761,6 +1771,8 @@ defvjp_direct(anp.choose, None, _choose_vjp)
 
 @_from_impl(anp.diff)
 def _diff_impl(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    if n == 0:
+        return a   # NumPy returns a unchanged and ignores prepend/append
     nd = _ndim(a)
     ax = axis % nd
     parts = []
