@@ -18,6 +18,7 @@ Usage::
 ``tests/test_coverage.py`` regenerates the page in memory and compares it with the file.
 """
 import argparse
+import os
 import importlib.util
 import inspect
 import sys
@@ -550,9 +551,17 @@ def render(lists=None):
             attr, modname, _md(describe_args(primitive_vjps, "internal", attr, prim)),
             _md(describe_args(primitive_jvps, "internal", attr, prim))))
     w("")
+    # The SciPy tables are written by hand next to the rules' notes (docs/coverage_scipy.md);
+    # they are included here so that this page covers everything, one level down.
+    scipy_page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs",
+                              "coverage_scipy.md")
+    with open(scipy_page) as f:
+        lines = f.read().splitlines()
     w("## fastgrad.scipy and fastgrad.misc")
     w("")
-    w("See [the SciPy coverage tables](coverage_scipy.md).")
+    w("Also on its own page: [the SciPy coverage tables](coverage_scipy.md).")
+    for line in lines[1:]:   # its title becomes the heading above
+        w("#" + line if line.startswith("#") else line)
     w("")
     return "\n".join(out)
 
