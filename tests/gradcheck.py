@@ -290,3 +290,10 @@ def max_relative_error(actual, expected):
         err = float(onp.max(onp.abs(a - e))) if e.size else 0.0
         worst = max(worst, err / scale if scale else err)
     return worst
+
+
+def check_both_modes(f, *args, argnums=None, order=2, fwd=True, **kw):
+    """check_grads in reverse mode and (unless ``fwd=False``) in forward mode, to ``order``."""
+    check_grads(f, *args, argnums=argnums, modes=("rev",), order=order, **kw)
+    if fwd:
+        check_grads(f, *args, argnums=argnums, modes=("fwd",), order=order, **kw)

@@ -18,42 +18,12 @@ pytestmark = pytest.mark.fastgrad_only
 
 import fastgrad  # noqa: E402
 import fastgrad.numpy as fnp  # noqa: E402
-from fastgrad.core import primitive_jvps  # noqa: E402
-from fastgrad.numpy import numpy_wrapper as _anp  # noqa: E402
 from fastgrad.scipy import linalg as fla, special  # noqa: E402
 from fastgrad.scipy.integrate import odeint  # noqa: E402
 from fastgrad.scipy.signal import convolve  # noqa: E402
 
 
-def _has_jvps(*prims):
-    return all(p in primitive_jvps for p in prims)
-
-
-FWD_ORDER = 2 if _has_jvps(_anp.exp, _anp.log, _anp.add_op, _anp.subtract_op, _anp.true_divide_op,
-                           _anp.power_op, _anp.where3, _anp.concatenate_args, _anp.sin) else 1
-
-
-def check(f, *args, argnums=None, order=2, fwd=True, **kw):
-    gc.check_grads(f, *args, argnums=argnums, modes=("rev",), order=order, **kw)
-    if fwd:
-        gc.check_grads(f, *args, argnums=argnums, modes=("fwd",), order=min(order, FWD_ORDER), **kw)
-        if order > 1 and FWD_ORDER < 2:
-            check_jvp_is_differentiable(f, *args, argnums=argnums, **kw)
-
-
-def check_jvp_is_differentiable(f, *args, argnums=None, **kw):
-    """Reverse mode over forward mode: the JVP rules are written with traced functions, so
-    the JVP itself has a correct gradient (this needs only fastgrad.numpy's VJPs)."""
-    if argnums is None:
-        argnums = [i for i, a in enumerate(args) if gc.is_differentiable(a)]
-    rs = onp.random.RandomState(1)
-    for i in argnums:
-        v = gc.tree_randn(args[i], rs)
-
-        def jvp_of_f(*a):
-            return fastgrad.make_jvp(f, i)(*a)(v)[1]
-        jvp_of_f.__name__ = "jvp_" + getattr(f, "__name__", "f")
-        gc.check_grads(jvp_of_f, *args, argnums=argnums, modes=("rev",), order=1, **kw)
+check = gc.check_both_modes   # reverse and forward mode, to second order
 
 
 R = onp.random.RandomState(0)
@@ -315,11 +285,7 @@ def test_odeint_default_args_list_args_and_tfirst():
 
 
 def test_odeint_forward_mode():
-    if FWD_ORDER == 2:
-        f = lambda y0, t, k, A: odeint(dyn, y0, t, (k, A), **ODE_TOL)  # noqa: E731
-    else:   # fastgrad.numpy's forward rules for sin/add are not there yet: a linear system
-        f = lambda y0, t, k, A: odeint(lambda y, t, k, A: -(k * fnp.dot(A, y)), y0, t, (k, A),  # noqa: E731
-                                       **ODE_TOL)
+    f = lambda y0, t, k, A: odeint(dyn, y0, t, (k, A), **ODE_TOL)  # noqa: E731
     gc.check_grads(f, Y0, TS, K, AMAT, modes=("fwd",), order=1, rtol=1e-5, atol=1e-6)
 
 

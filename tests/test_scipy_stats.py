@@ -14,42 +14,11 @@ pytestmark = pytest.mark.fastgrad_only
 
 import fastgrad  # noqa: E402
 import fastgrad.numpy as fnp  # noqa: E402
-from fastgrad.core import primitive_jvps  # noqa: E402
-from fastgrad.numpy import numpy_wrapper as _anp  # noqa: E402
 from fastgrad.scipy import stats  # noqa: E402
 from fastgrad.scipy.stats import dirichlet, multivariate_normal as mvn, poisson  # noqa: E402
 
 
-def _fwd_order():
-    needed = [_anp.exp, _anp.log, _anp.log1p, _anp.add_op, _anp.subtract_op, _anp.true_divide_op,
-              _anp.power_op, _anp.where3, _anp.tanh, _anp.sqrt]
-    return 2 if all(p in primitive_jvps for p in needed) else 1
-
-
-FWD_ORDER = _fwd_order()
-
-
-def check(f, *args, argnums=None, order=2, fwd=True, **kw):
-    gc.check_grads(f, *args, argnums=argnums, modes=("rev",), order=order, **kw)
-    if fwd:
-        gc.check_grads(f, *args, argnums=argnums, modes=("fwd",), order=min(order, FWD_ORDER), **kw)
-        if order > 1 and FWD_ORDER < 2:
-            check_jvp_is_differentiable(f, *args, argnums=argnums, **kw)
-
-
-def check_jvp_is_differentiable(f, *args, argnums=None, **kw):
-    """Reverse mode over forward mode: the JVP rules are written with traced functions, so
-    the JVP itself has a correct gradient (this needs only fastgrad.numpy's VJPs)."""
-    if argnums is None:
-        argnums = [i for i, a in enumerate(args) if gc.is_differentiable(a)]
-    rs = onp.random.RandomState(1)
-    for i in argnums:
-        v = gc.tree_randn(args[i], rs)
-
-        def jvp_of_f(*a):
-            return fastgrad.make_jvp(f, i)(*a)(v)[1]
-        jvp_of_f.__name__ = "jvp_" + getattr(f, "__name__", "f")
-        gc.check_grads(jvp_of_f, *args, argnums=argnums, modes=("rev",), order=1, **kw)
+check = gc.check_both_modes   # reverse and forward mode, to second order
 
 
 # name, shape parameters, x (inside the support), loc, scale, whether the cdf-like methods
