@@ -165,8 +165,12 @@ def _finish(proc, what):
 
 
 def _fastgrad_env():
+    # the fastgrad this test process imported (an installed copy carries its compiled
+    # engine; the source tree of a non-editable install does not)
+    import fastgrad
+    where = os.path.dirname(os.path.dirname(os.path.abspath(fastgrad.__file__)))
     path = os.environ.get("PYTHONPATH", "")
-    return {"PYTHONPATH": REPO_SRC + (os.pathsep + path if path else "")}
+    return {"PYTHONPATH": where + (os.pathsep + path if path else "")}
 
 
 def test_program_gives_the_same_output_under_autograd_and_fastgrad():
