@@ -52,22 +52,32 @@ def median_call_time(grad_fn, args, budget=0.5):
     return times[len(times) // 2]
 
 
-def time_autograd():
-    """Run in the subprocess: print the median gradient time under autograd as JSON."""
-    try:
-        import autograd
-        import autograd.numpy as anp
-    except ImportError:
-        print(json.dumps({"median": None}))
-        return
-    loss, _ = make_loss(anp)
-    print(json.dumps({"median": median_call_time(autograd.grad(loss), make_data())}))
+def time_grad(grad, np):
+    """Run in the subprocess: print the median time of this demo's gradient under the given
+    library's ``grad`` and array module, as JSON."""
+    loss, _ = make_loss(np)
+    print(json.dumps({"median": median_call_time(grad(loss), make_data())}))
+
+
+# Run in a separate interpreter, so that fastgrad itself never imports autograd: the
+# comparison library is loaded only there, and this file is loaded by path for the model.
+_AUTOGRAD_TIMER = (
+    "import importlib.util, json, sys\n"
+    "try:\n"
+    "    from autograd import grad\n"
+    "    import autograd.numpy as anp\n"
+    "except ImportError:\n"
+    "    print(json.dumps({'median': None}))\n"
+    "    sys.exit(0)\n"
+    "spec = importlib.util.spec_from_file_location('_fastgrad_demo', sys.argv[1])\n"
+    "demo = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(demo)\n"
+    "demo.time_grad(grad, anp)\n")
 
 
 def autograd_median():
     """autograd's median time in a fresh process, or (None, reason) when it cannot be run."""
-    code = ("import importlib.util as u, sys; s = u.spec_from_file_location('_fastgrad_demo', "
-            "sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m); m.time_autograd()")
+    code = _AUTOGRAD_TIMER
     try:
         out = subprocess.run([sys.executable, "-c", code, os.path.abspath(__file__)],
                              capture_output=True, text=True, timeout=120)
