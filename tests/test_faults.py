@@ -458,6 +458,38 @@ def _chain_grad(x, n):
     return g
 
 
+def _engine_reports_its_own_lines():
+    """True for a line-tracing (debug) build of the compiled engine: its functions report
+    lines to sys.settrace, and Cython's tracing does not survive a tracer that raises or
+    is swapped while compiled frames run -- an artefact of that build, not of the
+    engine's behaviour, so the tests that inject exceptions from a tracer skip it."""
+    if not fastgrad.COMPILED:
+        return False
+    from fastgrad.tracer import getval
+    seen = []
+
+    def tracer(frame, event, arg):
+        seen.append(frame.f_code.co_filename)
+        return tracer
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        getval(1.0)
+        fastgrad.grad(lambda x: x * 2.0)(1.0)
+    except TypeError:
+        # Cython 3.3.1's line tracing on CPython 3.11 fails under any tracer ("'NoneType'
+        # object is not callable"), even in a four-line module
+        return True
+    finally:
+        sys.settrace(previous)
+    return any(name.endswith(".pyx") for name in seen)
+
+
+needs_plain_build = pytest.mark.skipif(
+    _engine_reports_its_own_lines(),
+    reason="line-tracing debug build of the engine: tracer-injected interrupts conflict "
+           "with Cython's own tracing")
+
 _LOOP_HEADS = {}
 _WRAPPER_CODES = set()   # Python stand-ins for compiled functions (see visible_gc_pause)
 
@@ -574,6 +606,7 @@ def _check_after_interrupt(k, where, again, expected):
     onp.testing.assert_allclose(result, expected, rtol=1e-12, err_msg=context)
 
 
+@needs_plain_build
 @pytest.mark.parametrize("target", ["forward", "backward"])
 def test_keyboard_interrupt_at_every_moment_of_a_pass(target, visible_gc_pause):
     # every moment of a short chain: the user's loop, fastgrad's own Python code (the
@@ -611,6 +644,7 @@ OPERATOR_RUNS = {
 }
 
 
+@needs_plain_build
 @pytest.mark.parametrize("op", list(OPERATOR_RUNS))
 def test_keyboard_interrupt_at_every_moment_of_other_operators(op, visible_gc_pause):
     x = onp.array([0.1, 0.7, -0.4])
@@ -632,6 +666,7 @@ def test_keyboard_interrupt_at_every_moment_of_other_operators(op, visible_gc_pa
     assert_clean_state()
 
 
+@needs_plain_build
 def test_keyboard_interrupt_at_every_moment_of_the_backward_pass_of_a_kept_graph():
     n = 12
     x = onp.array([0.1, 0.7, -0.4])
