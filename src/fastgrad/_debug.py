@@ -62,8 +62,28 @@ class _Checks:
                 "argument {} from a finite incoming gradient ({})".format(_name(node), argnum, origin))
 
 
-def set_debug(enabled=True):
-    """Turn debug mode on or off (see the module docstring); returns the previous state."""
+def set_debug(enabled: bool = True) -> bool:
+    """Turn debug mode on or off (see the module docstring); returns the previous state.
+
+    Here an array is changed after ``x * a`` recorded it, which would silently give the
+    gradient for the new values; debug mode reports it:
+
+    >>> import numpy
+    >>> import fastgrad
+    >>> import fastgrad.numpy as np
+    >>> def f(x):
+    ...     a = numpy.ones(2)
+    ...     y = np.sum(x * a)
+    ...     a[0] = 5.0
+    ...     return y
+    >>> previous = fastgrad.set_debug(True)
+    >>> fastgrad.grad(f)(np.ones(2))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: fastgrad debug: the argument 1 of multiply was modified in place ...
+    >>> fastgrad.set_debug(previous)
+    True
+    """
     previous = _state[0]
     _state[0] = bool(enabled)
     engine.set_debug_hooks(_Checks() if enabled else None)

@@ -21,11 +21,26 @@ class _AutogradAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass   # the fastgrad module is already initialised
 
 
-def install_as_autograd():
+def install_as_autograd() -> None:
     """After this call, ``import autograd`` (and every submodule) gives fastgrad's modules.
 
     Call it before anything imports the real autograd; if autograd was already imported in
-    this process, it refuses with a RuntimeError (two registries would silently diverge)."""
+    this process, it refuses with a RuntimeError (two registries would silently diverge).
+
+    The example runs a script in a fresh interpreter, as the call affects the whole process:
+
+    >>> import subprocess, sys
+    >>> script = '''
+    ... import fastgrad
+    ... fastgrad.install_as_autograd()
+    ... import autograd.numpy as np
+    ... from autograd import grad
+    ... print(np.__name__, grad.__module__, float(grad(np.sin)(0.0)))
+    ... '''
+    >>> run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    >>> run.stdout.split()
+    ['fastgrad.numpy', 'fastgrad.differential_operators', '1.0']
+    """
     existing = sys.modules.get("autograd")
     if existing is not None and not getattr(existing, "__name__", "").startswith("fastgrad"):
         raise RuntimeError("install_as_autograd() must be called before autograd is imported: the real "

@@ -72,14 +72,31 @@ def _dense(A):
 
 @primitive
 def container_take(A, idx):
-    """``A[idx]`` for a list, tuple or dict ``A`` (``idx`` an int, a slice or a key)."""
+    """``A[idx]`` for a list, tuple or dict ``A`` (``idx`` an int, a slice or a key).
+
+    ``box[idx]`` on a traced container records this primitive.
+
+    >>> from fastgrad import grad
+    >>> from fastgrad.builtins import container_take
+    >>> container_take([1.0, 2.0], 1)
+    2.0
+    >>> grad(lambda xs: container_take(xs, 1) * 3.0)([1.0, 2.0])
+    [array(0.), array(3.)]
+    """
     return _dense(A)[idx]
 
 
 @primitive
 def container_untake(x, idx, vs):
     """The cotangent of a container of space ``vs`` that is ``x`` at ``idx`` and zero elsewhere,
-    as a sparse object: it adds ``x`` into a dense cotangent instead of building zeros."""
+    as a sparse object: it adds ``x`` into a dense cotangent instead of building zeros.
+
+    >>> from fastgrad.builtins import container_untake
+    >>> from fastgrad.extend import vspace
+    >>> sparse = container_untake(5.0, 1, vspace([1.0, 2.0]))
+    >>> sparse.mut_add([0.0, 0.0])
+    [0.0, 5.0]
+    """
     def mut_add(acc):
         return vs._add_at(acc, idx, x)
     return SparseObject(vs, mut_add)
@@ -91,7 +108,12 @@ def container_take_path(A, path):
 
     Reading an element of an element (``params[i][j]``, or unpacking ``W, b = params[i]``)
     records this instead of a second ``container_take``, so the cotangent goes straight into
-    the outer container's and no cotangent is accumulated for the inner one."""
+    the outer container's and no cotangent is accumulated for the inner one.
+
+    >>> from fastgrad.builtins import container_take_path
+    >>> container_take_path([(1.0, 2.0), 3.0], (0, 1))
+    2.0
+    """
     A = _dense(A)
     for idx in path:
         A = A[idx]
@@ -100,7 +122,14 @@ def container_take_path(A, path):
 
 @primitive
 def container_untake_path(x, path, vs):
-    """The sparse cotangent of a container of space ``vs`` that is ``x`` at ``path``."""
+    """The sparse cotangent of a container of space ``vs`` that is ``x`` at ``path``.
+
+    >>> from fastgrad.builtins import container_untake_path
+    >>> from fastgrad.extend import vspace
+    >>> vs = vspace([(1.0, 2.0), 3.0])
+    >>> container_untake_path(5.0, (0, 1), vs).mut_add(vs.zeros())
+    [(array(0.), array(5.)), array(0.)]
+    """
     def mut_add(acc):
         return _add_at_path(acc, path, x)
     return SparseObject(vs, mut_add)
@@ -108,31 +137,62 @@ def container_untake_path(x, path, vs):
 
 @primitive
 def make_sequence(seq_type, *elements):
-    """``seq_type(elements)``: a list, tuple or named tuple built from (traced) elements."""
+    """``seq_type(elements)``: a list, tuple or named tuple built from (traced) elements.
+
+    >>> from fastgrad import grad
+    >>> from fastgrad.builtins import make_sequence
+    >>> make_sequence(tuple, 1.0, 2.0)
+    (1.0, 2.0)
+    >>> grad(lambda x: make_sequence(list, x, 2.0 * x)[1])(1.0)
+    2.0
+    """
     return _construct(seq_type, elements)
 
 
 @primitive
 def make_dict(dict_type, keys, *values):
-    """``dict_type(zip(keys, values))``: a dict (or OrderedDict) built from traced values."""
+    """``dict_type(zip(keys, values))``: a dict (or OrderedDict) built from traced values.
+
+    >>> from fastgrad import grad
+    >>> from fastgrad.builtins import make_dict
+    >>> make_dict(dict, ("a", "b"), 1.0, 2.0)
+    {'a': 1.0, 'b': 2.0}
+    >>> grad(lambda x: make_dict(dict, ("a", "b"), x, 3.0 * x)["b"])(1.0)
+    3.0
+    """
     return dict_type(zip(keys, values))
 
 
 @primitive
 def sequence_extend_right(seq, *elements):
-    """``seq + elements`` (as the builtin: a list for a list, a plain tuple for any tuple)."""
+    """``seq + elements`` (as the builtin: a list for a list, a plain tuple for any tuple).
+
+    >>> from fastgrad.builtins import sequence_extend_right
+    >>> sequence_extend_right([1.0], 2.0, 3.0)
+    [1.0, 2.0, 3.0]
+    """
     return seq + _plain_type(seq)(elements)
 
 
 @primitive
 def sequence_extend_left(seq, *elements):
-    """``elements + seq`` (a list for a list, a plain tuple for any tuple)."""
+    """``elements + seq`` (a list for a list, a plain tuple for any tuple).
+
+    >>> from fastgrad.builtins import sequence_extend_left
+    >>> sequence_extend_left((3.0,), 1.0, 2.0)
+    (1.0, 2.0, 3.0)
+    """
     return _plain_type(seq)(elements) + seq
 
 
 @primitive
 def sequence_cast(seq, seq_type):
-    """The elements of ``seq`` in a ``seq_type`` (list, tuple or named tuple)."""
+    """The elements of ``seq`` in a ``seq_type`` (list, tuple or named tuple).
+
+    >>> from fastgrad.builtins import sequence_cast
+    >>> sequence_cast([1.0, 2.0], tuple)
+    (1.0, 2.0)
+    """
     return _construct(seq_type, seq)
 
 
@@ -277,7 +337,17 @@ def _take_all(box, indices):
 
 class SequenceBox(Box):
     """A traced list or tuple (named tuples included): reads are recorded, so gradients flow
-    from the elements back to the container."""
+    from the elements back to the container.
+
+    >>> from fastgrad import grad
+    >>> def f(params):
+    ...     print(type(params).__name__)
+    ...     w, b = params
+    ...     return 2.0 * w + b
+    >>> grad(f)([1.0, 3.0])
+    SequenceBox
+    [array(2.), array(1.)]
+    """
     __slots__ = ()
 
     __getitem__ = _take
@@ -333,7 +403,16 @@ def _same_kind(a, b):
 
 
 class DictBox(Box):
-    """A traced dict (or OrderedDict): ``[]``, ``get``, ``values``, ``items`` are recorded."""
+    """A traced dict (or OrderedDict): ``[]``, ``get``, ``values``, ``items`` are recorded.
+
+    >>> from fastgrad import grad
+    >>> def f(params):
+    ...     print(type(params).__name__)
+    ...     return params["w"] * params.get("b")
+    >>> grad(f)({"w": 2.0, "b": 3.0})
+    DictBox
+    {'w': array(3.), 'b': array(2.)}
+    """
     __slots__ = ()
 
     __getitem__ = _take
@@ -469,7 +548,17 @@ class ContainerVSpace(VSpace):
 
     ``shape`` is the container of the elements' spaces (same type and keys as the value);
     ``size`` is the sum of their sizes.  Subclasses say how to list a value's elements in
-    ``shape``'s order (``_elements``) and how to build a value from such a list (``_build``)."""
+    ``shape``'s order (``_elements``) and how to build a value from such a list (``_build``).
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.builtins import ContainerVSpace
+    >>> from fastgrad.extend import vspace
+    >>> vs = vspace({"w": np.ones(2), "b": 1.0})
+    >>> isinstance(vs, ContainerVSpace), vs.size
+    (True, 3)
+    >>> vs.ones()
+    {'w': array([1., 1.]), 'b': array(1.)}
+    """
     __slots__ = ("_type", "_shape", "_example")
 
     def __init__(self, value):
@@ -552,7 +641,13 @@ class ContainerVSpace(VSpace):
 
 
 class SequenceVSpace(ContainerVSpace):
-    """Space of a list or tuple; ``shape`` is a sequence of the same type."""
+    """Space of a list or tuple; ``shape`` is a sequence of the same type.
+
+    >>> from fastgrad.builtins import SequenceVSpace
+    >>> from fastgrad.extend import vspace
+    >>> isinstance(vspace([1.0]), SequenceVSpace), isinstance(vspace((1.0,)), SequenceVSpace)
+    (True, True)
+    """
     __slots__ = ()
 
     def _map_spaces(self, value):
@@ -569,7 +664,16 @@ class SequenceVSpace(ContainerVSpace):
 
 
 class ListVSpace(SequenceVSpace):
-    """Space of a list."""
+    """Space of a list.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.extend import vspace
+    >>> vs = vspace([1.0, np.zeros(2)])
+    >>> type(vs).__name__, vs.size
+    ('ListVSpace', 3)
+    >>> vs.zeros()
+    [array(0.), array([0., 0.])]
+    """
     __slots__ = ()
 
     def _build(self, elements):
@@ -593,7 +697,16 @@ class ListVSpace(SequenceVSpace):
 
 
 class TupleVSpace(SequenceVSpace):
-    """Space of a tuple or a named tuple (the type is kept)."""
+    """Space of a tuple or a named tuple (the type is kept); ``NamedTupleVSpace`` is the
+    same class.
+
+    >>> from collections import namedtuple
+    >>> from fastgrad.extend import vspace
+    >>> Point = namedtuple("Point", "x y")
+    >>> vs = vspace(Point(1.0, 2.0))
+    >>> type(vs).__name__, vs.ones()
+    ('TupleVSpace', Point(x=array(1.), y=array(1.)))
+    """
     __slots__ = ()
 
     def _build(self, elements):
@@ -616,7 +729,13 @@ NamedTupleVSpace = TupleVSpace   # autograd's name; named tuples use TupleVSpace
 
 
 class DictVSpace(ContainerVSpace):
-    """Space of a dict or OrderedDict; ``shape`` has the same keys, in the same order."""
+    """Space of a dict or OrderedDict; ``shape`` has the same keys, in the same order.
+
+    >>> from fastgrad.extend import vspace
+    >>> vs = vspace({"a": 1.0, "b": 2.0})
+    >>> type(vs).__name__, list(vs.shape), vs.zeros()
+    ('DictVSpace', ['a', 'b'], {'a': array(0.), 'b': array(0.)})
+    """
     __slots__ = ()
 
     def _map_spaces(self, value):
@@ -647,7 +766,15 @@ class DictVSpace(ContainerVSpace):
 def register_container_type(value_type):
     """Make a named tuple class or a dict subclass differentiable (list, tuple, dict and
     OrderedDict are registered already).  Returns ``value_type``, so it works as a class
-    decorator."""
+    decorator.  (Named tuples met as arguments or outputs are registered automatically.)
+
+    >>> from collections import namedtuple
+    >>> from fastgrad import grad
+    >>> from fastgrad.builtins import register_container_type
+    >>> Params = register_container_type(namedtuple("Params", "w b"))
+    >>> grad(lambda p: p.w * p.b)(Params(2.0, 3.0))
+    Params(w=array(3.), b=array(2.))
+    """
     if _is_namedtuple_type(value_type) or issubclass(value_type, (_list, _tuple)):
         box_type = SequenceBox
         vs_type = ListVSpace if issubclass(value_type, _list) else TupleVSpace
@@ -683,12 +810,33 @@ _register_linalg_results()
 # ---- builtins that look through boxes, and traced constructors ------------------------------
 
 def isinstance(obj, classinfo):
-    """The builtin ``isinstance``, applied to the value inside any boxes."""
+    """The builtin ``isinstance``, applied to the value inside any boxes.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad, isinstance
+    >>> def f(x):
+    ...     print(isinstance(x, np.ndarray))
+    ...     return np.sum(x ** 2)
+    >>> grad(f)(np.ones(2))
+    True
+    array([2., 2.])
+    """
     return _isinstance(getval(obj), classinfo)
 
 
 def type(obj, *args):
-    """The builtin ``type``; with one argument, the type of the value inside any boxes."""
+    """The builtin ``type``; with one argument, the type of the value inside any boxes.
+
+    >>> import builtins
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad, type
+    >>> def f(x):
+    ...     print(type(x).__name__, builtins.type(x).__name__)
+    ...     return np.sum(x ** 2)
+    >>> grad(f)(np.ones(2))
+    ndarray ArrayBox
+    array([2., 2.])
+    """
     if args:
         return _type(obj, *args)
     return _type(getval(obj))
@@ -728,7 +876,20 @@ def traced_container(value):
     holding traced values at any depth, the same structure as one traced value.
 
     ``fastgrad.list([x, (y, 1.0)])`` uses it so that the inner tuple is traced as well
-    (autograd leaves such an inner tuple as a constant with boxes inside)."""
+    (autograd leaves such an inner tuple as a constant with boxes inside).
+
+    >>> from fastgrad import grad
+    >>> from fastgrad.builtins import traced_container
+    >>> def f(x):
+    ...     pair = traced_container((x, 2.0 * x))
+    ...     print(type(pair).__name__)
+    ...     return pair[0] * pair[1]
+    >>> grad(f)(3.0)
+    SequenceBox
+    12.0
+    >>> traced_container([1.0, 2.0])    # nothing traced: returned as it is
+    [1.0, 2.0]
+    """
     t = _type(value)
     if t not in _container_space_types:
         if not issubclass(t, (_list, _tuple, _dict)):
@@ -749,7 +910,14 @@ def _sequence_of(seq_type, iterable):
 
 
 class list(_list, metaclass=ListMeta):
-    """The builtin ``list``; built from traced elements, the result is traced too."""
+    """The builtin ``list``; built from traced elements, the result is traced too.
+
+    >>> from fastgrad import grad, list
+    >>> grad(lambda x: list([x, 2.0 * x])[1])(1.0)
+    2.0
+    >>> list((1, 2)), isinstance([], list)
+    ([1, 2], True)
+    """
     _builtin = _list
 
     def __new__(cls, iterable=(), /):
@@ -757,7 +925,14 @@ class list(_list, metaclass=ListMeta):
 
 
 class tuple(_tuple, metaclass=TupleMeta):
-    """The builtin ``tuple``; built from traced elements, the result is traced too."""
+    """The builtin ``tuple``; built from traced elements, the result is traced too.
+
+    >>> from fastgrad import grad, tuple
+    >>> grad(lambda x: tuple([x, 2.0 * x])[1])(1.0)
+    2.0
+    >>> tuple([1, 2]), isinstance((1, 2), tuple)
+    ((1, 2), True)
+    """
     _builtin = _tuple
 
     def __new__(cls, iterable=(), /):
@@ -765,7 +940,14 @@ class tuple(_tuple, metaclass=TupleMeta):
 
 
 class dict(_dict, metaclass=DictMeta):
-    """The builtin ``dict``; with traced values, the result is traced too."""
+    """The builtin ``dict``; with traced values, the result is traced too.
+
+    >>> from fastgrad import dict, grad
+    >>> grad(lambda x: dict(a=x, b=3.0 * x)["b"])(1.0)
+    3.0
+    >>> dict(a=1), isinstance({}, dict)
+    ({'a': 1}, True)
+    """
     _builtin = _dict
 
     def __new__(cls, *args, **kwargs):

@@ -8,12 +8,22 @@ nested to any depth, holding arrays and floats.
 Operators that accept non-scalar outputs (``make_vjp``, ``jacobian``, ``make_jvp``, ...)
 also accept a ``fun`` that returns a plain container holding traced values: the
 container is recorded as one traced value (autograd treats such an output as constant).
+
+The operators are annotated for editors: ``unary_to_nary`` gives each n-ary operator the
+signature it is called with (``grad(fun, argnum=0) -> Callable[..., Any]``), and
+``differential_operators.pyi`` declares the same signatures for static type checkers.
+
+>>> import fastgrad.numpy as np
+>>> from fastgrad import grad
+>>> grad(lambda x, y: np.sum(x * y), argnum=1)(np.ones(2), np.arange(2.0))
+array([1., 1.])
 """
 import functools
 import inspect
 import warnings
 from collections import OrderedDict
 from operator import index as _index
+from typing import Any, Callable, Sequence, Union
 
 import numpy as _onp
 
@@ -30,6 +40,8 @@ __all__ = ["grad", "value_and_grad", "make_vjp", "elementwise_grad", "jacobian",
            "make_jvp", "deriv", "hessian", "make_hvp", "hessian_tensor_product",
            "hessian_vector_product", "make_ggnvp", "multigrad_dict", "checkpoint",
            "make_jvp_reversemode", "stop_gradient"]
+
+Argnum = Union[int, Sequence[int]]   # an argnum: one position, or several
 
 _SCALAR_ONLY = ("{} only applies to real scalar-output functions. "
                 "Try jacobian, elementwise_grad or holomorphic_grad.")
@@ -90,7 +102,7 @@ def _traced_output(fun):
 # ---- reverse mode ------------------------------------------------------------------------
 
 @unary_to_nary
-def grad(fun, x):
+def grad(fun: Callable[..., Any], x: Any) -> Any:
     """
     Returns a function which computes the gradient of ``fun`` with respect to positional
     argument number ``argnum`` (an int, or a tuple/list of ints for a tuple of gradients).
@@ -105,6 +117,10 @@ def grad(fun, x):
     >>> from fastgrad import grad
     >>> grad(np.sin)(0.0)
     1.0
+    >>> grad(lambda w, b: np.sum(w ** 2) + b, argnum=(0, 1))(np.array([1.0, 2.0]), 3.0)
+    (array([2., 4.]), array(1.))
+    >>> grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 5.0})
+    {'w': array(5.), 'b': array(2.)}
     """
     with gc_paused():
         vjp, ans = _make_vjp(fun, x, consume=True)
@@ -112,11 +128,12 @@ def grad(fun, x):
 
 
 @unary_to_nary
-def value_and_grad(fun, x):
+def value_and_grad(fun: Callable[..., Any], x: Any) -> tuple[Any, Any]:
     """Returns a function giving ``(fun(*args), gradient)`` from a single forward pass.
 
     Same rules as ``grad``: ``fun`` must return a real scalar.
 
+    >>> from fastgrad import value_and_grad
     >>> value_and_grad(lambda x: x ** 2)(3.0)
     (9.0, 6.0)
     """
@@ -126,7 +143,7 @@ def value_and_grad(fun, x):
 
 
 @unary_to_nary
-def make_vjp(fun, x):
+def make_vjp(fun: Callable[..., Any], x: Any) -> tuple[Callable[[Any], Any], Any]:
     """Returns a function giving ``(vjp, value)``, where ``vjp(g)`` is the vector-Jacobian
     product ``g^T J`` of ``fun`` at the given arguments and ``value`` is ``fun``'s output.
 
@@ -134,21 +151,25 @@ def make_vjp(fun, x):
     ``g`` has the structure of the output, the result that of the argument.  If the
     output does not depend on the argument, ``vjp`` returns zeros (with a warning).
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import make_vjp
     >>> vjp, value = make_vjp(np.sin)(0.0)
-    >>> vjp(2.0)
-    2.0
+    >>> value, vjp(2.0)
+    (0.0, 2.0)
     """
     return _make_vjp(_traced_output(fun), x, consume=False)
 
 
 @unary_to_nary
-def elementwise_grad(fun, x):
+def elementwise_grad(fun: Callable[..., Any], x: Any) -> Any:
     """Returns a function computing the sum over outputs of the Jacobian of ``fun``: one
     vector-Jacobian product with an all-ones cotangent, shaped like the argument.
 
     For a function that acts elementwise this is the derivative of each element.  The
     output must be real.
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import elementwise_grad
     >>> elementwise_grad(np.sin)(np.zeros(3))
     array([1., 1., 1.])
     """
@@ -161,7 +182,7 @@ def elementwise_grad(fun, x):
 
 
 @unary_to_nary
-def grad_and_aux(fun, x):
+def grad_and_aux(fun: Callable[..., Any], x: Any) -> tuple[Any, Any]:
     """Returns a function giving ``(gradient, aux)`` for a ``fun`` that returns
     ``(value, aux)``: the gradient of ``value``, and ``aux`` from the same forward pass.
     (As in autograd, a non-scalar ``value`` gives the sum over its elements' gradients.)
@@ -169,6 +190,7 @@ def grad_and_aux(fun, x):
     ``aux`` may be anything (autograd requires differentiable data there); traced values
     in it are returned as plain values.
 
+    >>> from fastgrad import grad_and_aux
     >>> grad_and_aux(lambda x: (x ** 2, "note"))(3.0)
     (6.0, 'note')
     """
@@ -281,7 +303,7 @@ def _jacobian_blocks(vjp, ans, ans_vs, x):
 
 
 @unary_to_nary
-def jacobian(fun, x):
+def jacobian(fun: Callable[..., Any], x: Any) -> Any:
     """
     Returns a function which computes the Jacobian of ``fun`` with respect to positional
     argument number ``argnum``: one forward pass, then one vector-Jacobian product per
@@ -294,9 +316,15 @@ def jacobian(fun, x):
     the input's structure of arrays of shape ``out_leaf.shape + in_leaf.shape`` (the
     layout of JAX), e.g. ``(dy/da, dy/db)`` for ``argnum=(0, 1)``.  The output must be real.
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import jacobian
     >>> jacobian(lambda x: x * 2.0)(np.ones(2))
     array([[2., 0.],
            [0., 2.]])
+    >>> jacobian(lambda a, b: a * b, argnum=(0, 1))(np.ones(2), np.full(2, 3.0))
+    (array([[3., 0.],
+           [0., 3.]]), array([[1., 0.],
+           [0., 1.]]))
     """
     with gc_paused():
         vjp, ans = _make_vjp(_traced_output(fun), x, consume=False)
@@ -314,13 +342,15 @@ def jacobian(fun, x):
 
 
 @unary_to_nary
-def hessian(fun, x):
+def hessian(fun: Callable[..., Any], x: Any) -> Any:
     """Returns a function computing the Hessian of scalar-output ``fun``: the Jacobian of
     its Jacobian, of shape ``in.shape + in.shape``.
 
     With a tuple ``argnum`` the result is nested blocks: for ``argnum=(0, 1)``,
     ``((d2f/da da, d2f/da db), (d2f/db da, d2f/db db))``.
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import hessian
     >>> hessian(lambda x: np.sum(x ** 3))(np.ones(2))
     array([[6., 0.],
            [0., 6.]])
@@ -351,7 +381,7 @@ def _before_appended(argnum):
     return i - 1 if i < 0 and not isinstance(argnum, bool) else argnum
 
 
-def tensor_jacobian_product(fun, argnum=0):
+def tensor_jacobian_product(fun: Callable[..., Any], argnum: Argnum = 0) -> Callable[..., Any]:
     """Builds a function that returns the tensor-Jacobian product: the Jacobian of ``fun``
     with respect to argument ``argnum`` left-multiplied by ``tensor``.
 
@@ -360,8 +390,13 @@ def tensor_jacobian_product(fun, argnum=0):
     the output's shape, giving one vector-Jacobian product ``v^T J``); the result has the
     remaining output axes followed by the argument's axes.
 
-    >>> vector_jacobian_product(np.sin)(0.0, 3.0)
-    3.0
+    ``vector_jacobian_product`` is the same function.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import tensor_jacobian_product
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> tensor_jacobian_product(lambda x: np.dot(A, x))(np.ones(2), np.array([1.0, -1.0]))
+    array([-2., -2.])
     """
     def vector_dot_fun(*args, **kwargs):
         args, vector = args[:-1], args[-1]
@@ -372,12 +407,13 @@ def tensor_jacobian_product(fun, argnum=0):
 vector_jacobian_product = tensor_jacobian_product
 
 
-def grad_named(fun, argname):
+def grad_named(fun: Callable[..., Any], argname: str) -> Callable[..., Any]:
     """Takes gradients with respect to the parameter of ``fun`` named ``argname``.
 
     The argument must be passed positionally; ``*args`` and ``**kwargs`` parameters
     cannot be named.
 
+    >>> from fastgrad import grad_named
     >>> grad_named(lambda x, y: x * y, "y")(2.0, 3.0)
     2.0
     """
@@ -388,12 +424,13 @@ def grad_named(fun, argname):
 
 
 @unary_to_nary
-def holomorphic_grad(fun, x):
+def holomorphic_grad(fun: Callable[..., Any], x: Any) -> Any:
     """Returns a function computing the complex derivative ``f'(z)`` of a holomorphic ``fun``
     (complex in, complex out), as the gradient of its real part.
 
     Warns if the argument is not complex.
 
+    >>> from fastgrad import holomorphic_grad
     >>> holomorphic_grad(lambda z: z ** 2)(1.0 + 1.0j)
     (2+2j)
     """
@@ -405,10 +442,12 @@ def holomorphic_grad(fun, x):
 # ---- forward mode -------------------------------------------------------------------------
 
 @unary_to_nary
-def make_jvp(fun, x):
+def make_jvp(fun: Callable[..., Any], x: Any) -> Callable[[Any], tuple[Any, Any]]:
     """Returns a function ``jvp(v) -> (value, tangent)``: forward mode, pushing the tangent
     ``v`` (shaped like the argument) through ``fun``; each call re-runs ``fun``.
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import make_jvp
     >>> make_jvp(np.sin)(0.0)(2.0)
     (0.0, 2.0)
     """
@@ -416,10 +455,12 @@ def make_jvp(fun, x):
 
 
 @unary_to_nary
-def deriv(fun, x):
+def deriv(fun: Callable[..., Any], x: Any) -> Any:
     """Returns a function computing the forward-mode derivative of ``fun``: its
     Jacobian-vector product with an all-ones tangent (the derivative, for a scalar input).
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import deriv
     >>> deriv(np.sin)(0.0)
     1.0
     """
@@ -427,10 +468,17 @@ def deriv(fun, x):
 
 
 @unary_to_nary
-def make_jvp_reversemode(fun, x):
+def make_jvp_reversemode(fun: Callable[..., Any], x: Any) -> Callable[[Any], Any]:
     """Builds a function ``jvp(v) -> J v`` using reverse mode only: the vector-Jacobian
     product is linear in its cotangent, so differentiating it once more (the transpose
-    trick) gives Jacobian-vector products without forward rules."""
+    trick) gives Jacobian-vector products without forward rules.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.differential_operators import make_jvp_reversemode
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> make_jvp_reversemode(lambda x: np.dot(A, x))(np.zeros(2))(np.array([1.0, 0.0]))
+    array([1., 3.])
+    """
     vjp, y = _make_vjp(_traced_output(fun), x, consume=False)
     vjp_of_vjp, _ = _make_vjp(vjp, vspace(y).zeros(), consume=False)
     return vjp_of_vjp
@@ -439,21 +487,32 @@ def make_jvp_reversemode(fun, x):
 # ---- second order -------------------------------------------------------------------------
 
 @unary_to_nary
-def make_hvp(fun, x):
+def make_hvp(fun: Callable[..., Any], x: Any) -> tuple[Callable[[Any], Any], Any]:
     """Builds a function for evaluating Hessian-vector products at a fixed point: returns
     ``(hvp, gradient)``, where ``hvp(v)`` is ``H v`` and ``gradient`` is ``fun``'s gradient
     there.  The forward pass and gradient are computed once and reused by every ``hvp``.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import make_hvp
+    >>> hvp, gradient = make_hvp(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    >>> gradient
+    array([ 3., 12.])
+    >>> hvp(np.array([1.0, 0.0])), hvp(np.array([0.0, 1.0]))
+    (array([6., 0.]), array([ 0., 12.]))
     """
     return _make_vjp(_traced_output(grad(fun)), x, consume=False)
 
 
-def hessian_tensor_product(fun, argnum=0):
+def hessian_tensor_product(fun: Callable[..., Any], argnum: Argnum = 0) -> Callable[..., Any]:
     """Builds a function that returns the exact Hessian-tensor product ``H v`` of
     scalar-output ``fun`` with respect to argument ``argnum``, without forming ``H``
     (reverse over reverse).
 
     The returned function has arguments ``(*args, tensor, **kwargs)``.
+    ``hessian_vector_product`` is the same function.
 
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import hessian_vector_product
     >>> hessian_vector_product(lambda x: np.sum(x ** 3))(np.ones(2), np.ones(2))
     array([6., 6.])
     """
@@ -472,13 +531,24 @@ def _half_sum_of_squares(x):
     return 0.5 * np.sum(x ** 2, axis=-1)
 
 
-def make_ggnvp(f, g=_half_sum_of_squares, f_argnum=0):
+def make_ggnvp(f: Callable[..., Any], g: Callable[[Any], Any] = _half_sum_of_squares,
+               f_argnum: Argnum = 0) -> Callable[..., Callable[[Any], Any]]:
     """Builds a function for evaluating generalized Gauss-Newton-vector products at a point.
 
     For ``h(x) = g(f(x))`` the GGN matrix is ``J_f^T H_g J_f``; ``make_ggnvp(f, g)(*args)``
     returns ``ggnvp(v)`` computing it times ``v`` (reverse mode only: ``J_f v`` is obtained
     by differentiating the VJP of ``f``).  ``g`` defaults to half the sum of squares over
-    the last axis."""
+    the last axis.
+
+    With a linear ``f(x) = A x`` and the default ``g`` the GGN matrix is ``A^T A``:
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import make_ggnvp
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> ggnvp = make_ggnvp(lambda x: np.dot(A, x))(np.ones(2))
+    >>> ggnvp(np.array([1.0, 0.0]))
+    array([10., 14.])
+    """
     @unary_to_nary
     def _make_ggnvp(f, x):
         f_vjp, f_x = _make_vjp(_traced_output(f), x, consume=False)
@@ -493,7 +563,7 @@ def make_ggnvp(f, g=_half_sum_of_squares, f_argnum=0):
 
 # ---- gradients of every argument ----------------------------------------------------------
 
-def multigrad_dict(fun):
+def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., OrderedDict[str, Any]]:
     """Takes gradients with respect to all arguments simultaneously.
 
     ``multigrad_dict(fun)(*args, **kwargs)`` returns an OrderedDict mapping each parameter
@@ -501,6 +571,7 @@ def multigrad_dict(fun):
     to that argument; a ``*args`` parameter maps to a tuple of gradients and a ``**kwargs``
     one to a dict.  ``fun`` must return a real scalar.  (autograd 1.9.1's version fails.)
 
+    >>> from fastgrad import multigrad_dict
     >>> multigrad_dict(lambda x, y=2.0: x * y)(3.0)
     OrderedDict([('x', array(2.)), ('y', array(3.))])
     """
@@ -537,7 +608,7 @@ def multigrad_dict(fun):
 
 # ---- checkpointing ------------------------------------------------------------------------
 
-def checkpoint(fun):
+def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
     """Returns a checkpointed version of ``fun``: its intermediate values are not stored
     during the forward pass but recomputed, one call of ``fun`` at a time, during the
     backward pass.  Trades time (one more evaluation of ``fun``) for memory: only the
@@ -545,7 +616,16 @@ def checkpoint(fun):
 
     Positional and keyword arguments are both differentiable, and may be containers; the
     output may be a container.  Forward mode works too (it simply re-runs ``fun``).
-    (autograd 1.9.1's checkpoint keeps every intermediate value.)"""
+    (autograd 1.9.1's checkpoint keeps every intermediate value.)
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import checkpoint, grad
+    >>> layer = checkpoint(lambda w, x: np.tanh(w * x))
+    >>> loss = lambda w: np.sum(layer(w, layer(w, np.array([0.5, 1.0]))))
+    >>> plain = lambda w: np.sum(np.tanh(w * np.tanh(w * np.array([0.5, 1.0]))))
+    >>> bool(np.allclose(grad(loss)(0.7), grad(plain)(0.7)))
+    True
+    """
     def run(layout, *values):
         npos, names = layout
         return fun(*values[:npos], **dict(zip(names, values[npos:])))
@@ -587,9 +667,14 @@ def checkpoint(fun):
 
 # ---- constants ----------------------------------------------------------------------------
 
-def stop_gradient(x):
+def stop_gradient(x: Any) -> Any:
     """``x`` as a constant: its value with every trace removed (inside containers too), so
-    that no derivative flows through it, at any order."""
+    that no derivative flows through it, at any order.
+
+    >>> from fastgrad import grad, stop_gradient
+    >>> grad(lambda x: x * stop_gradient(x))(3.0)    # d/dx of x * c, with c = x held fixed
+    3.0
+    """
     x = getval(x)
     if isinstance(x, (list, tuple, dict)):
         if isinstance(x, dict):

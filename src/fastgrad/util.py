@@ -4,7 +4,12 @@ import warnings
 
 
 def subvals(x, ivs):
-    """A tuple like ``x`` with ``x[i] = v`` for every ``(i, v)`` in ``ivs``."""
+    """A tuple like ``x`` with ``x[i] = v`` for every ``(i, v)`` in ``ivs``.
+
+    >>> from fastgrad.util import subvals
+    >>> subvals((1, 2, 3), [(0, "a"), (2, "c")])
+    ('a', 2, 'c')
+    """
     x = list(x)
     for i, v in ivs:
         x[i] = v
@@ -12,21 +17,39 @@ def subvals(x, ivs):
 
 
 def subval(x, i, v):
-    """A tuple like ``x`` with ``x[i] = v``."""
+    """A tuple like ``x`` with ``x[i] = v``.
+
+    >>> from fastgrad.util import subval
+    >>> subval((1, 2, 3), 1, "b")
+    (1, 'b', 3)
+    """
     x = list(x)
     x[i] = v
     return tuple(x)
 
 
 def func(f):
-    """The plain function behind a method or primitive (kept for autograd compatibility)."""
+    """``f`` itself (autograd's helper for reaching the function behind a method; kept
+    for compatibility).
+
+    >>> from fastgrad.util import func
+    >>> func(len) is len
+    True
+    """
     return f
 
 
 def toposort(end_node, parents=operator.attrgetter("parents")):
     """Yield the nodes reachable from ``end_node``, each after all the nodes that consume it.
 
-    Iterative (no recursion), so it works on graphs of any depth."""
+    Iterative (no recursion), so it works on graphs of any depth.  ``parents(node)`` gives
+    a node's inputs (by default its ``parents`` attribute).
+
+    >>> from fastgrad.util import toposort
+    >>> inputs = {"loss": ["h", "w"], "h": ["w", "x"], "w": [], "x": []}
+    >>> list(toposort("loss", parents=lambda node: inputs[node]))
+    ['loss', 'h', 'x', 'w']
+    """
     child_counts, stack = {}, [end_node]
     while stack:
         node = stack.pop()
@@ -54,7 +77,17 @@ def quick_grad_check(fun, arg0, extra_args=(), kwargs={}, verbose=True,
 
     ``verbose``, ``eps``, ``rtol``, ``atol`` and ``rs`` are accepted for compatibility and
     ignored: the check uses test_util's tolerances and numpy's global random state, and
-    prints nothing, as autograd 1.9.1's does."""
+    prints nothing, as autograd 1.9.1's does.
+
+    >>> import warnings
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.util import quick_grad_check
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     quick_grad_check(lambda x, a: np.sum(np.sin(a * x)), np.array([0.1, 0.7]), (2.0,))
+    >>> print(caught[0].message)
+    quick_grad_check is deprecated; use fastgrad.test_util.check_grads
+    """
     warnings.warn("quick_grad_check is deprecated; use fastgrad.test_util.check_grads", UserWarning,
                   stacklevel=2)
     from .test_util import check_grads

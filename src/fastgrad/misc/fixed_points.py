@@ -16,7 +16,22 @@ __all__ = ["fixed_point"]
 
 @primitive
 def fixed_point(f, a, x0, distance, tol):
-    """Iterate ``x = f(a)(x)`` from ``x0`` until ``distance(x_new, x) < tol``; return x."""
+    """Iterate ``x = f(a)(x)`` from ``x0`` until ``distance(x_new, x) < tol``; return x.
+
+    Differentiable with respect to ``a`` (see the module docstring).  Newton's iteration
+    for the square root, whose derivative is ``1 / (2 sqrt(a))``:
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.misc.fixed_points import fixed_point
+    >>> newton_step = lambda a: lambda x: 0.5 * (x + a / x)
+    >>> distance = lambda x, y: np.abs(x - y)
+    >>> sqrt = lambda a: fixed_point(newton_step, a, 1.0, distance, 1e-10)
+    >>> bool(np.isclose(sqrt(2.0), np.sqrt(2.0)))
+    True
+    >>> bool(np.isclose(grad(sqrt)(2.0), 0.5 / np.sqrt(2.0)))
+    True
+    """
     _f = f(a)
     x_prev, x = x0, _f(x0)
     while distance(x, x_prev) >= tol:

@@ -92,7 +92,20 @@ def _rebuild(spec, parts, pos):
 
 
 def flatten(value):
-    """``(vector, unflatten)`` for a nested container of arrays and scalars."""
+    """``(vector, unflatten)`` for a nested container of arrays and scalars.
+
+    The leaves are concatenated in order, dict keys sorted (see the module docstring);
+    ``unflatten`` builds the container back from any vector of that length.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc import flatten
+    >>> vector, unflatten = flatten({"w": np.ones((2, 2)), "b": [0.5, np.zeros(1)]})
+    >>> vector
+    array([0.5, 0. , 1. , 1. , 1. , 1. ])
+    >>> unflatten(2 * vector)
+    {'w': array([[2., 2.],
+           [2., 2.]]), 'b': [array(1.), array([0.])]}
+    """
     leaves, boxed = [], []
     spec = _walk(value, leaves, boxed)
     shapes, dtypes, bounds = [], [], []
@@ -142,7 +155,19 @@ def flatten(value):
 
 def flatten_func(func, example):
     """``(flat_func, unflatten, flat_example)``: ``func`` taking a flat vector in place of a
-    container shaped like ``example`` (extra arguments are passed through)."""
+    container shaped like ``example`` (extra arguments are passed through).
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.misc import flatten_func
+    >>> def loss(params):
+    ...     return np.sum(params["w"] ** 2) + params["b"]
+    >>> flat_loss, unflatten, x0 = flatten_func(loss, {"w": np.ones(2), "b": 0.5})
+    >>> x0, flat_loss(x0)
+    (array([0.5, 1. , 1. ]), 2.5)
+    >>> unflatten(grad(flat_loss)(x0))
+    {'w': array([2., 2.]), 'b': array(1.)}
+    """
     flat_example, unflatten = flatten(example)
 
     def flat_func(flat, *args, **kwargs):

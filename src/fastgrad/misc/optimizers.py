@@ -15,7 +15,19 @@ __all__ = ["sgd", "rmsprop", "adam", "unflatten_optimizer"]
 
 
 def unflatten_optimizer(optimize):
-    """Turn an optimizer on flat vectors into one on container trees."""
+    """Turn an optimizer on flat vectors into one on container trees.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc.optimizers import unflatten_optimizer
+    >>> @unflatten_optimizer
+    ... def descend(grad, x, callback=None, num_iters=100, step_size=0.1):
+    ...     for i in range(num_iters):
+    ...         x = x - step_size * grad(x, i)
+    ...     return x
+    >>> result = descend(lambda p, i: {"a": 2 * (p["a"] - 1.0)}, {"a": 0.0})   # (a - 1)**2
+    >>> list(result), bool(np.allclose(result["a"], 1.0))
+    (['a'], True)
+    """
     @wraps(optimize)
     def _optimize(grad, x0, callback=None, *args, **kwargs):
         flat_x0, unflatten = flatten(x0)
@@ -33,7 +45,17 @@ def unflatten_optimizer(optimize):
 
 @unflatten_optimizer
 def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
-    """Stochastic gradient descent with momentum ``mass``."""
+    """Stochastic gradient descent with momentum ``mass``.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.misc.optimizers import sgd
+    >>> def objective(p, i):
+    ...     return (p["a"] - 1.0) ** 2 + np.sum((p["b"] + 2.0) ** 2)
+    >>> p = sgd(grad(objective), {"a": 0.0, "b": np.zeros(2)}, num_iters=300)
+    >>> bool(np.allclose(p["a"], 1.0, atol=1e-4)), bool(np.allclose(p["b"], -2.0, atol=1e-4))
+    (True, True)
+    """
     velocity = onp.zeros(len(x))
     for i in range(num_iters):
         g = grad(x, i)
@@ -46,7 +68,18 @@ def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
 
 @unflatten_optimizer
 def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps=10**-8):
-    """RMSProp: steps scaled by a running root mean square of the gradients."""
+    """RMSProp: steps scaled by a running root mean square of the gradients.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.misc.optimizers import rmsprop
+    >>> objective = lambda x, i: np.sum((x - 3.0) ** 2)
+    >>> losses = []
+    >>> x = rmsprop(grad(objective), np.zeros(2), num_iters=200,
+    ...             callback=lambda x, i, g: losses.append(objective(x, i)))
+    >>> len(losses), bool(np.allclose(x, 3.0, atol=1e-2))
+    (200, True)
+    """
     avg_sq_grad = onp.ones(len(x))
     for i in range(num_iters):
         g = grad(x, i)
@@ -59,7 +92,16 @@ def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps
 
 @unflatten_optimizer
 def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.999, eps=10**-8):
-    """Adam (Kingma and Ba, 2014): bias-corrected running moments of the gradient."""
+    """Adam (Kingma and Ba, 2014): bias-corrected running moments of the gradient.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.misc.optimizers import adam
+    >>> objective = lambda x, i: np.sum((x - 3.0) ** 2)
+    >>> x = adam(grad(objective), np.zeros(2), step_size=0.1, num_iters=500)
+    >>> bool(np.allclose(x, 3.0, atol=1e-3))
+    True
+    """
     m = onp.zeros(len(x))
     v = onp.zeros(len(x))
     for i in range(num_iters):

@@ -20,7 +20,17 @@ __all__ = ["const_graph", "const_graph_unary", "full_graph", "ConstGraphNode", "
 
 
 class ConstGraphNode(Node):
-    """Records, per primitive call, how to recompute it from its parents' new values."""
+    """Records, per primitive call, how to recompute it from its parents' new values.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc.tracers import ConstGraphNode
+    >>> from fastgrad.tracer import trace
+    >>> value, end = trace(ConstGraphNode.new_root(), lambda x: np.exp(x) * 2.0, 0.0)
+    >>> value, end.fun.__name__
+    (2.0, 'multiply')
+    >>> bool(np.isclose(end.replay([np.exp(1.0)]), 2.0 * np.exp(1.0)))   # exp(x) at x = 1
+    True
+    """
     __slots__ = ("parents", "fun", "args", "kwargs", "argnums")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
@@ -39,7 +49,14 @@ class ConstGraphNode(Node):
 
 
 def const_graph_unary(fun):
-    """``fun`` of one argument, traced once and replayed afterwards."""
+    """``fun`` of one argument, traced once and replayed afterwards.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc.tracers import const_graph_unary
+    >>> double_exp = const_graph_unary(lambda x: np.exp(x) * 2.0)
+    >>> double_exp(0.0), bool(np.isclose(double_exp(1.0), 2.0 * np.exp(1.0)))
+    (2.0, True)
+    """
     graph = []
     pending = [fun]
 
@@ -63,7 +80,20 @@ def const_graph_unary(fun):
 def const_graph(fun, *args, **kwargs):
     """``fun`` (with ``args`` and ``kwargs`` applied first) traced once, replayed later.
 
-    The returned function takes the remaining positional arguments."""
+    The returned function takes the remaining positional arguments.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc import const_graph
+    >>> calls = []
+    >>> def f(x):
+    ...     calls.append(x)
+    ...     return np.sum(np.sin(x) * x)
+    >>> fast_f = const_graph(f)
+    >>> fast_f(np.zeros(2))
+    0.0
+    >>> bool(np.isclose(fast_f(np.ones(2)), 2 * np.sin(1.0))), len(calls)   # f ran once
+    (True, 1)
+    """
     partial_fun = partial(fun, *args, **kwargs)
     unary = const_graph_unary(lambda xs: partial_fun(*xs))
 
@@ -74,7 +104,16 @@ def const_graph(fun, *args, **kwargs):
 
 
 class FullGraphNode(Node):
-    """A node that keeps the whole computation: its value and how it was made."""
+    """A node that keeps the whole computation: its value and how it was made.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc.tracers import FullGraphNode
+    >>> from fastgrad.tracer import trace
+    >>> value, end = trace(FullGraphNode.new_root(1.0), lambda x: np.exp(x) + 1.0, 1.0)
+    >>> fun, args, kwargs, parents = end.recipe
+    >>> fun.__name__, [parent.recipe[0].__name__ for argnum, parent in parents]
+    ('add', ['exp'])
+    """
     __slots__ = ("value", "recipe")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
@@ -87,7 +126,17 @@ class FullGraphNode(Node):
 
 
 def full_graph(fun, *args, **kwargs):
-    """Trace ``fun(*args, **kwargs)`` and return the output's FullGraphNode."""
+    """Trace ``fun(*args, **kwargs)`` and return the output's FullGraphNode.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.misc.tracers import full_graph
+    >>> node = full_graph(lambda x, y: np.sin(x) * y, 0.5, 2.0)
+    >>> fun, args, kwargs, parents = node.recipe
+    >>> fun.__name__, [(argnum, parent.recipe[0].__name__) for argnum, parent in parents]
+    ('multiply', [(0, 'sin'), (1, 'container_take')])
+    >>> bool(np.isclose(node.value, 2.0 * np.sin(0.5)))
+    True
+    """
     xs = tuple(args)
     root = FullGraphNode.new_root(xs)
     _, end = trace(root, lambda boxed: fun(*boxed, **kwargs), xs)

@@ -193,7 +193,22 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, tfirst=F
     """scipy.integrate.odeint, differentiable w.r.t. ``y0``, ``t`` and ``args``.
 
     ``func(y, t, *args)`` (or ``func(t, y, *args)`` with ``tfirst=True``) must be written
-    with fastgrad.numpy so that its own derivatives can be taken."""
+    with fastgrad.numpy so that its own derivatives can be taken.
+
+    Exponential decay ``dy/dt = -k y``, whose solution at ``t = 1`` is ``y0 exp(-k)``:
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.scipy.integrate import odeint
+    >>> decay = lambda y, t, k: -k * y
+    >>> t = np.array([0.0, 1.0])
+    >>> y_end = lambda y0, k: odeint(decay, y0, t, args=(k,))[-1, 0]
+    >>> bool(np.isclose(y_end(np.array([2.0]), 0.5), 2.0 * np.exp(-0.5)))
+    True
+    >>> dy0, dk = grad(y_end, argnum=(0, 1))(np.array([2.0]), 0.5)
+    >>> bool(np.allclose(dy0, np.exp(-0.5))), bool(np.isclose(dk, -2.0 * np.exp(-0.5)))
+    (True, True)
+    """
     if not isinstance(args, tuple):
         args = tuple(args) if isinstance(args, list) else (args,)
     if tfirst:
