@@ -3,6 +3,19 @@
 Rules are data: ``primitive_vjps[f]`` / ``primitive_jvps[f]`` hold one rule object per
 primitive, read by the engine when it records a call.  Vector spaces give the engine
 what it needs for values other than floats and arrays: zeros, and adding cotangents.
+
+``VJPNode`` and ``JVPNode`` (the engine's node types, re-exported here) record one
+primitive call each, in reverse and forward mode:
+
+>>> import fastgrad.numpy as np
+>>> from fastgrad.core import JVPNode, VJPNode
+>>> from fastgrad.tracer import trace
+>>> value, node = trace(VJPNode.new_root(), np.sin, 0.0)
+>>> type(node).__name__, node.fun.__name__
+('VJPNode', 'sin')
+>>> value, node = trace(JVPNode.new_root(2.0), np.sin, 0.0)   # tangent 2.0 at the input
+>>> type(node).__name__, node.g                                # the output's tangent
+('JVPNode', 2.0)
 """
 import warnings
 from functools import reduce
@@ -28,7 +41,14 @@ _ZERO, _MAKER, _DIRECT, _SAME = engine.ZERO, engine.MAKER, engine.DIRECT, engine
 def make_vjp(fun, x):
     """``(vjp, value)``: trace ``fun`` at ``x``; ``vjp(g)`` pulls a cotangent back to ``x``.
 
-    ``vjp`` can be called many times (the graph is kept while it is alive)."""
+    ``vjp`` can be called many times (the graph is kept while it is alive).
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import make_vjp
+    >>> vjp, value = make_vjp(np.sin, 0.0)
+    >>> value, vjp(2.0)
+    (0.0, 2.0)
+    """
     return _make_vjp(fun, x, consume=False)
 
 
@@ -94,17 +114,48 @@ def check_output_space(op, ans):
 
 
 def backward_pass(g, end_node):
-    """The cotangent of the root of ``end_node``'s graph given ``g`` for ``end_node``."""
+    """The cotangent of the root of ``end_node``'s graph given ``g`` for ``end_node``.
+
+    >>> from fastgrad.core import VJPNode, backward_pass
+    >>> from fastgrad.tracer import trace
+    >>> value, end_node = trace(VJPNode.new_root(), lambda x: 3.0 * x ** 2, 2.0)
+    >>> value, backward_pass(1.0, end_node)
+    (12.0, 12.0)
+    """
     return engine.backward_pass(g, end_node, False)
 
 
 def defvjp_argnums(fun, vjpmaker):
-    """``vjpmaker(argnums, ans, args, kwargs)`` returns ``g -> cotangents for argnums``."""
+    """``vjpmaker(argnums, ans, args, kwargs)`` returns ``g -> cotangents for argnums``.
+
+    One maker for all the arguments being differentiated (``argnums``, a tuple).
+
+    >>> from fastgrad import grad
+    >>> from fastgrad.extend import defvjp_argnums, primitive
+    >>> @primitive
+    ... def weighted(x, y):
+    ...     return 2.0 * x + 3.0 * y
+    >>> def weighted_vjp(argnums, ans, args, kwargs):
+    ...     return lambda g: [g * (2.0, 3.0)[i] for i in argnums]
+    >>> defvjp_argnums(weighted, weighted_vjp)
+    >>> grad(weighted, (0, 1))(1.0, 1.0)
+    (array(2.), array(3.))
+    """
     primitive_vjps[fun] = vjpmaker
 
 
 def defvjp_argnum(fun, vjpmaker):
-    """``vjpmaker(argnum, ans, args, kwargs)`` returns ``g -> cotangent for argnum``."""
+    """``vjpmaker(argnum, ans, args, kwargs)`` returns ``g -> cotangent for argnum``.
+
+    >>> from fastgrad import grad
+    >>> from fastgrad.extend import defvjp_argnum, primitive
+    >>> @primitive
+    ... def weighted(x, y):
+    ...     return 2.0 * x + 3.0 * y
+    >>> defvjp_argnum(weighted, lambda argnum, ans, args, kwargs: lambda g: g * (2.0, 3.0)[argnum])
+    >>> grad(weighted, (0, 1))(1.0, 1.0)
+    (array(2.), array(3.))
+    """
     def vjp_argnums(argnums, ans, args, kwargs):
         vjps = [vjpmaker(argnum, ans, args, kwargs) for argnum in argnums]
         return lambda g: [vjp(g) for vjp in vjps]
@@ -119,7 +170,26 @@ def _rule_table(kind, rules, argnums):
 def defvjp(fun, *vjpmakers, argnums=None):
     """One maker per argument: ``maker(ans, *args, **kwargs)`` returns ``g -> cotangent``.
 
-    ``None`` means the gradient w.r.t. that argument is zero."""
+    ``None`` means the gradient w.r.t. that argument is zero.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.extend import defvjp, primitive
+    >>> @primitive
+    ... def scaled_sum(x, a):
+    ...     return a * np.sum(x)
+    >>> defvjp(scaled_sum,
+    ...        lambda ans, x, a: lambda g: g * a * np.ones_like(x),
+    ...        lambda ans, x, a: lambda g: g * np.sum(x))
+    >>> grad(scaled_sum, argnum=(0, 1))(np.ones(2), 3.0)
+    (array([3., 3.]), array(2.))
+    >>> @primitive
+    ... def shifted(x, n):
+    ...     return x + n
+    >>> defvjp(shifted, lambda ans, x, n: lambda g: g, None)   # no gradient for n
+    >>> grad(shifted)(1.0, 2.0)
+    array(1.)
+    """
     primitive_vjps[fun] = _VJPRule(fun, _rule_table(_MAKER, vjpmakers, argnums))
 
 
@@ -129,7 +199,19 @@ def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args")):
     Applied during the backward pass, so no closure is made per call; ``None`` (as a rule
     or as a rule's result) is a symbolic zero.  ``uses`` names what the rules read of
     ``"ans"`` and ``"args"``: what they do not read is not kept (they receive None), e.g.
-    ``uses=("ans",)`` for tanh, whose derivative is a function of its output."""
+    ``uses=("ans",)`` for tanh, whose derivative is a function of its output.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad import grad
+    >>> from fastgrad.core import defvjp_direct
+    >>> from fastgrad.extend import primitive
+    >>> @primitive
+    ... def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> defvjp_direct(softplus, lambda g, ans, x: g * (1.0 - np.exp(-ans)), uses=("ans",))
+    >>> bool(np.isclose(grad(softplus)(0.3), 1.0 / (1.0 + np.exp(-0.3))))
+    True
+    """
     unknown = set(uses) - {"ans", "args"}
     if unknown:
         raise ValueError("uses may contain 'ans' and 'args', got {}".format(sorted(unknown)))
@@ -138,6 +220,17 @@ def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args")):
 
 
 def translate_vjp(vjpfun, fun, argnum):
+    """The maker for argument ``argnum`` of ``fun`` given in a ``defvjp`` slot: ``None``
+    becomes a maker of zero cotangents, a callable is returned as it is.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import translate_vjp
+    >>> zero_maker = translate_vjp(None, np.sin, 0)
+    >>> zero_maker(np.sin(np.ones(2)), np.ones(2))(1.0)
+    array([0., 0.])
+    >>> translate_vjp(np.cos, np.sin, 0) is np.cos
+    True
+    """
     if vjpfun is None:
         return lambda ans, *args, **kwargs: lambda g: vspace(args[argnum]).zeros()
     if callable(vjpfun):
@@ -146,6 +239,12 @@ def translate_vjp(vjpfun, fun, argnum):
 
 
 def identity_vjp(argnums, *args):
+    """A VJP that passes the cotangent through unchanged.
+
+    >>> from fastgrad.core import identity_vjp
+    >>> identity_vjp((0,), 1.0)(5.0)
+    5.0
+    """
     return lambda g: g
 
 
@@ -186,14 +285,38 @@ class _LegacyPrimitive(engine.Primitive):
 
 
 def primitive(f_raw):
-    """The primitive decorator, with autograd's deprecated ``.defvjp``/``.defgrad`` methods."""
+    """The primitive decorator, with autograd's deprecated ``.defvjp``/``.defgrad`` methods.
+
+    ``fastgrad.primitive`` is this one (as ``autograd.primitive``); otherwise it works as
+    ``fastgrad.extend.primitive``.  Each legacy method warns and registers the rule in
+    the modern registry.
+
+    >>> import warnings
+    >>> from fastgrad import grad, primitive
+    >>> @primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     cube.defgrad(lambda ans, x: lambda g: 3 * g * x ** 2)
+    >>> print(caught[0].message)
+    cube.defgrad is deprecated since autograd 1.2; use fastgrad.extend.defvjp instead
+    >>> grad(cube)(2.0)
+    12.0
+    """
     return _LegacyPrimitive(f_raw)
 
 
 # ---- forward mode ---------------------------------------------------------------------
 
 def make_jvp(fun, x):
-    """``jvp(g) -> (value, tangent)``: runs ``fun`` at ``x`` pushing the tangent ``g`` forward."""
+    """``jvp(g) -> (value, tangent)``: runs ``fun`` at ``x`` pushing the tangent ``g`` forward.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import make_jvp
+    >>> make_jvp(np.sin, 0.0)(2.0)
+    (0.0, 2.0)
+    """
     _reject_integers(x)
 
     def jvp(g):
@@ -206,12 +329,36 @@ def make_jvp(fun, x):
 
 
 def defjvp_argnums(fun, jvpmaker):
-    """``jvpmaker(argnums, gs, ans, args, kwargs)`` returns the output tangent."""
+    """``jvpmaker(argnums, gs, ans, args, kwargs)`` returns the output tangent.
+
+    ``gs`` holds the tangents of the arguments ``argnums``.
+
+    >>> from fastgrad import make_jvp
+    >>> from fastgrad.extend import defjvp_argnums, primitive
+    >>> @primitive
+    ... def weighted(x, y):
+    ...     return 2.0 * x + 3.0 * y
+    >>> def weighted_jvp(argnums, gs, ans, args, kwargs):
+    ...     return sum(g * (2.0, 3.0)[i] for i, g in zip(argnums, gs))
+    >>> defjvp_argnums(weighted, weighted_jvp)
+    >>> make_jvp(weighted, (0, 1))(1.0, 1.0)((1.0, 1.0))
+    (5.0, 5.0)
+    """
     primitive_jvps[fun] = jvpmaker
 
 
 def defjvp_argnum(fun, jvpmaker):
-    """``jvpmaker(argnum, g, ans, args, kwargs)`` returns that argument's tangent contribution."""
+    """``jvpmaker(argnum, g, ans, args, kwargs)`` returns that argument's tangent contribution.
+
+    >>> from fastgrad import deriv
+    >>> from fastgrad.extend import defjvp_argnum, primitive
+    >>> @primitive
+    ... def weighted(x, y):
+    ...     return 2.0 * x + 3.0 * y
+    >>> defjvp_argnum(weighted, lambda argnum, g, ans, args, kwargs: g * (2.0, 3.0)[argnum])
+    >>> deriv(weighted, 1)(1.0, 1.0)
+    3.0
+    """
     def jvp_argnums(argnums, gs, ans, args, kwargs):
         return sum_outgrads([jvpmaker(i, g, ans, args, kwargs) for i, g in zip(argnums, gs)])
     primitive_jvps[fun] = jvp_argnums
@@ -219,7 +366,23 @@ def defjvp_argnum(fun, jvpmaker):
 
 def defjvp(fun, *jvpfuns, argnums=None):
     """One rule per argument: ``jvp(g, ans, *args, **kwargs)``; ``None`` = zero, ``"same"`` =
-    apply ``fun`` itself to the tangent in that slot (the argument enters linearly)."""
+    apply ``fun`` itself to the tangent in that slot (the argument enters linearly).
+
+    >>> from fastgrad import deriv
+    >>> from fastgrad.extend import defjvp, primitive
+    >>> @primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> defjvp(cube, lambda g, ans, x: 3.0 * x ** 2 * g)
+    >>> deriv(cube)(2.0)
+    12.0
+    >>> @primitive
+    ... def scale(x, a):
+    ...     return a * x
+    >>> defjvp(scale, "same", lambda g, ans, x, a: g * x)   # linear in x
+    >>> deriv(scale)(2.0, 3.0), deriv(scale, 1)(2.0, 3.0)
+    (3.0, 2.0)
+    """
     argnums = range(len(jvpfuns)) if argnums is None else argnums
     table = {i: (_ZERO, None) if r is None else (_SAME, None) if r == "same" else (_DIRECT, r)
              for i, r in zip(argnums, jvpfuns)}
@@ -227,11 +390,35 @@ def defjvp(fun, *jvpfuns, argnums=None):
 
 
 def def_linear(fun):
-    """``fun`` is linear in each argument: its JVP applies ``fun`` to the tangent."""
+    """``fun`` is linear in each argument: its JVP applies ``fun`` to the tangent.
+
+    The VJP (the transpose) is registered separately.
+
+    >>> from fastgrad import deriv, grad
+    >>> from fastgrad.extend import def_linear, defvjp, primitive
+    >>> @primitive
+    ... def double(x):
+    ...     return 2.0 * x
+    >>> def_linear(double)
+    >>> defvjp(double, lambda ans, x: lambda g: double(g))   # the transpose
+    >>> deriv(double)(5.0), grad(double)(5.0)
+    (2.0, 2.0)
+    """
     primitive_jvps[fun] = _JVPRule(fun, {}, (_SAME, None))
 
 
 def translate_jvp(jvpfun, fun, argnum):
+    """The rule ``jvp(g, ans, *args, **kwargs)`` for argument ``argnum`` of ``fun`` given in a
+    ``defjvp`` slot: ``None`` gives zeros, ``"same"`` applies ``fun`` to the tangent in
+    that slot, a callable is returned as it is.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import translate_jvp
+    >>> translate_jvp("same", np.multiply, 0)(0.5, 6.0, 2.0, 3.0)   # multiply(0.5, 3.0)
+    1.5
+    >>> translate_jvp(None, np.sin, 0)(1.0, np.sin(np.ones(2)), np.ones(2))
+    array([0., 0.])
+    """
     if jvpfun is None:
         return lambda g, ans, *args, **kwargs: vspace(ans).zeros()
     if jvpfun == "same":
@@ -242,13 +429,30 @@ def translate_jvp(jvpfun, fun, argnum):
 
 
 def identity_jvp(g, *args, **kwargs):
+    """A JVP that passes the tangent through unchanged.
+
+    >>> from fastgrad.core import identity_jvp
+    >>> identity_jvp(5.0, 1.0, 2.0)
+    5.0
+    """
     return g
 
 
 # ---- adding cotangents ----------------------------------------------------------------
 
 def add_outgrads(prev_g_flagged, g):
-    """``(sum, owned)`` of a pending ``(value, owned)`` (or None) and a new contribution."""
+    """``(sum, owned)`` of a pending ``(value, owned)`` (or None) and a new contribution.
+
+    ``owned`` says whether the sum is a new value that may be added into in place.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import add_outgrads
+    >>> first = add_outgrads(None, np.ones(2))
+    >>> first
+    (array([1., 1.]), False)
+    >>> add_outgrads(first, np.ones(2))
+    (array([2., 2.]), True)
+    """
     prev, prev_owned = prev_g_flagged if prev_g_flagged is not None else (None, False)
     sparse = type(g) in sparse_object_types
     if prev is None:
@@ -264,6 +468,13 @@ def add_outgrads(prev_g_flagged, g):
 
 
 def sum_outgrads(gs):
+    """The sum of the cotangents (or tangents) ``gs``, none of which is changed.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import sum_outgrads
+    >>> sum_outgrads([np.ones(2), np.ones(2), np.arange(2.0)])
+    array([2., 3.])
+    """
     return reduce(add_outgrads, gs, None)[0]
 
 
@@ -281,7 +492,18 @@ class VSpace:
     """The space a value lives in: its zeros, ones, basis, and linear operations.
 
     Subclass it for a new value type and register it with ``VSpace.register(value_type)``.
-    The public operations are primitives so that they can themselves be differentiated."""
+    The public operations are primitives so that they can themselves be differentiated.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.extend import VSpace, vspace
+    >>> vs = vspace(np.ones((2, 3)))
+    >>> isinstance(vs, VSpace), vs.size, vs.shape
+    (True, 6, (2, 3))
+    >>> vs.inner_prod(np.ones((2, 3)), np.full((2, 3), 2.0))
+    12.0
+    >>> vs.zeros().shape
+    (2, 3)
+    """
     __slots__ = ()
     mappings = {}
     iscomplex = False
@@ -357,7 +579,15 @@ class VSpace:
 
 def vspace(value):
     """The vector space of ``value`` (looking through boxes; a subclass of a registered type,
-    such as a named tuple, gets its base's space)."""
+    such as a named tuple, gets its base's space).
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.extend import vspace
+    >>> vspace(np.zeros(3))
+    ArrayVSpace_{'shape': (3,), 'dtype': dtype('float64')}
+    >>> vspace(1.0 + 2.0j).size, vspace([1.0, np.ones(2)]).size
+    (2, 3)
+    """
     try:
         return VSpace.mappings[type(value)](value)
     except KeyError:
@@ -401,7 +631,17 @@ class SparseObject:
     """A cotangent that knows how to add itself into a dense value of space ``vs``.
 
     ``mut_add(x)`` adds it into ``x`` in place and returns ``x``; indexing uses this so that
-    ``x[i]`` does not make a dense zero array per use."""
+    ``x[i]`` does not make a dense zero array per use.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.extend import SparseObject, vspace
+    >>> def add_at_1(x):
+    ...     x[1] += 5.0
+    ...     return x
+    >>> g = SparseObject(vspace(np.zeros(3)), add_at_1)
+    >>> g.mut_add(np.ones(3))
+    array([1., 6., 1.])
+    """
     __slots__ = ("vs", "mut_add")
 
     def __init__(self, vs, mut_add):
@@ -409,6 +649,14 @@ class SparseObject:
 
 
 class SparseBox(Box):
+    """The box of a ``SparseObject`` (a sparse cotangent being differentiated again).
+
+    >>> from fastgrad.core import SparseBox, SparseObject, vspace
+    >>> from fastgrad.tracer import new_box
+    >>> box = new_box(SparseObject(vspace(0.0), lambda x: x), 0, None)
+    >>> type(box) is SparseBox
+    True
+    """
     __slots__ = ()
 
 
@@ -420,7 +668,17 @@ engine.set_sparse_type(SparseObject)
 
 @_plain_primitive
 def sparse_add(vs, x_prev, x_new):
-    """Add the sparse ``x_new`` into ``x_prev`` (zeros of ``vs`` if None), in place."""
+    """Add the sparse ``x_new`` into ``x_prev`` (zeros of ``vs`` if None), in place.
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.core import SparseObject, sparse_add, vspace
+    >>> vs = vspace(np.zeros(3))
+    >>> def add_at_1(x):
+    ...     x[1] += 5.0
+    ...     return x
+    >>> sparse_add(vs, None, SparseObject(vs, add_at_1))
+    array([0., 5., 0.])
+    """
     return x_new.mut_add(vs.zeros() if x_prev is None else x_prev)
 
 

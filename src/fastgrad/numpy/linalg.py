@@ -64,12 +64,26 @@ __all__ = sorted(_namespace) + ["T"]
 
 
 def T(x):
-    """``x`` with its last two axes swapped (a batch of matrices transposed)."""
+    """``x`` with its last two axes swapped (a batch of matrices transposed).
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.numpy.linalg import T
+    >>> T(np.arange(6.0).reshape(1, 2, 3))
+    array([[[0., 3.],
+            [1., 4.],
+            [2., 5.]]])
+    """
     return _w.swapaxes(x, -1, -2)
 
 
 def _dot(a, b):
-    """Batched matrix product over the last two axes (``a @ b``)."""
+    """Batched matrix product over the last two axes (``a @ b``).
+
+    >>> import fastgrad.numpy as np
+    >>> from fastgrad.numpy.linalg import _dot
+    >>> _dot(np.ones((5, 2, 3)), np.ones((5, 3, 4))).shape
+    (5, 2, 4)
+    """
     return _w.matmul(a, b)
 
 

@@ -346,7 +346,17 @@ def make_diagonal(D, offset=0, axis1=-1, axis2=-2):
     """An array with the last axis of ``D`` on its ``offset`` diagonal in axes
     (``axis1``, ``axis2``) of the result, zeros elsewhere: the inverse of ``np.diagonal``.
 
-    ``make_diagonal(D)`` of ``D`` with shape (..., n) has shape (..., n, n)."""
+    ``make_diagonal(D)`` of ``D`` with shape (..., n) has shape (..., n, n).
+
+    >>> import fastgrad.numpy as np
+    >>> np.make_diagonal(np.array([1.0, 2.0]))
+    array([[1., 0.],
+           [0., 2.]])
+    >>> from fastgrad import grad
+    >>> weights = np.array([[1.0, 5.0], [5.0, 2.0]])
+    >>> grad(lambda d: np.sum(np.make_diagonal(d) * weights))(np.ones(2))
+    array([1., 2.])
+    """
     dshape = _shape(D)
     n = dshape[-1] + _builtins.abs(offset)
     nd = _len(dshape) + 1
