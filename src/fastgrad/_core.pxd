@@ -1,6 +1,12 @@
 # The compiled engine's typed contract: one field per line, each saying what it holds.
 # _core_py.py is the same engine in plain Python; keep the two in step.
 
+cdef extern from "_scalar_kernels.h":
+    ctypedef double (*fg_kernel1)(double)
+    ctypedef double (*fg_kernel2)(double, double)
+    ctypedef double (*fg_vjp_kernel)(double, double, double, double)
+
+
 cdef class Box:
     cdef public object _value        # the traced value (itself a Box of an outer trace at higher order)
     cdef public long long _trace     # id of the trace that made this box; nested traces have larger ids
@@ -11,6 +17,10 @@ cdef class Box:
 cdef class Primitive:
     cdef public object fun           # the raw function, called on plain values
     cdef public object _notrace_types  # frozenset of node types under which calls are not recorded, or None
+    cdef fg_kernel1 kernel1          # C version of fun on one float64/float, or NULL (see _scalar_kernels.h)
+    cdef fg_kernel2 kernel2          # C version of fun on two float64/float, or NULL
+    cdef object kernel_fun           # the fun the kernel stands for: it applies only while fun is this
+    cdef bint kernel_needs_float64   # fun gives a float64 only if an argument is one (Python's operators)
     cdef dict __dict__               # __name__, __doc__, __wrapped__ and the raw function's attributes
 
 
@@ -27,6 +37,11 @@ cdef class VJPRule:
     cdef readonly dict entries       # argnum -> (kind, function): ZERO, MAKER or DIRECT
     cdef readonly bint saves_ans     # the rules read ans (else nodes keep None in its place)
     cdef readonly bint saves_args    # the rules read the arguments (else nodes keep Nones)
+    cdef int kinds[8]                # entries[i]'s kind for argnums 0-7 (-1: no entry)
+    cdef tuple funcs                 # entries[i]'s function for argnums 0-7 (None where there is none)
+    cdef fg_vjp_kernel kernels[2]     # C version of entries[0], entries[1] on float64 scalars, or NULL
+    cdef int kernel_reads[2]          # FG_READS_* flags of those kernels; -1: the rule returns g itself
+    cdef object rule_for(self, Py_ssize_t argnum, object g, object ans, tuple args, dict kwargs)
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs)
 
 
@@ -38,8 +53,8 @@ cdef class JVPRule:
 
 
 cdef class VJPNode(Node):
-    cdef readonly tuple parents          # nodes of the boxed arguments, in argument order
-    cdef readonly tuple parent_argnums   # their positions in args
+    cdef object _parents                 # the node of the boxed argument if there is one, else a tuple of them
+    cdef readonly tuple parent_argnums   # positions of the boxed arguments in args
     cdef readonly object fun             # the primitive that was called
     cdef readonly object rule            # primitive_vjps[fun] when recorded (None: no rule)
     cdef readonly object value           # the output (what rules call ans)
@@ -47,10 +62,10 @@ cdef class VJPNode(Node):
     cdef readonly object _kwargs         # the keyword arguments (a dict), or None when there were none
     cdef object pending                  # cotangent summed so far by the running backward pass (None: none yet)
     cdef bint owned                      # pending is an array that pass allocated (so it may add into it)
+    cdef int nparents                    # how many boxed arguments (one is kept without a tuple: W5 memory)
     cdef Py_ssize_t waiting              # consumers of this node that pass has not processed yet
-    cdef unsigned long long stamp        # id of the backward pass using the three fields above (0: none)
+    cdef unsigned long long stamp        # id of the backward pass using pending/owned/waiting (0: none)
     cdef object __weakref__
-    cdef void release(self)
 
 
 cdef class JVPNode(Node):

@@ -2,12 +2,19 @@
 #
 # Same names and algorithms as _core_py.py (read that first: it is the specification).
 # What differs is only how: C fields instead of attributes, tuples built in place,
-# rules called through vectorcall, and cotangent sums with exact-type fast paths.
+# rules called through vectorcall, cotangent sums with exact-type fast paths, and C
+# kernels for float64 scalars (_scalar_kernels.pxi; the pure engine has none).
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.dict cimport PyDict_GetItem, PyDict_DelItem
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_AsSsize_t
+from libc.string cimport memcmp, memcpy
+cimport numpy as cnp
+
+cnp.import_array()   # NumPy's C API: array metadata read from the struct (no attribute lookups)
 
 import types as _types
 import warnings
@@ -23,7 +30,12 @@ primitive_jvps = {}        # primitive -> JVPRule, or any f(argnums, gs, ans, ar
 notrace_primitives = {}    # node type -> set of primitives that are not recorded under it
 
 ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3
-DEF MAX_STACK_ARGS = 8
+cdef enum:
+    K_ZERO = 0      # the same kinds, as C constants
+    K_MAKER = 1
+    K_DIRECT = 2
+    K_SAME = 3
+    MAX_STACK_ARGS = 8
 
 cdef dict _vjps = primitive_vjps
 cdef dict _jvps = primitive_jvps
@@ -116,6 +128,7 @@ cdef class Box:
 
     @classmethod
     def register(cls, value_type):
+        global _cached_value_type
         Box.types.add(cls)
         _box_types[value_type] = cls
         _box_types[cls] = cls   # a box of a box (higher order) gets the same box type
@@ -123,18 +136,43 @@ cdef class Box:
             _plain_box_types.add(cls)
         else:
             _plain_box_types.discard(cls)
+        _cached_value_type = None
+
+
+# The last value type boxed and its box type: most boxes of a program are of one type
+# (ArrayBox), so two dict/set lookups per box become one pointer comparison.  Box.register
+# resets it (the mappings are changed through it).
+cdef object _cached_value_type = None
+cdef object _cached_box_type = None
+cdef bint _cached_plain = False
 
 
 cdef inline object _new_box(object value, long long trace, object node):
-    cdef PyObject* found = PyDict_GetItem(_box_types, type(value))
-    box_type = <object>found if found is not NULL else _box_type_of_subclass(type(value))
-    if box_type not in _plain_box_types:
-        return box_type(value, trace, node)
-    cdef Box box = (<PyTypeObject*>box_type).tp_new(box_type, <PyObject*>_EMPTY, NULL)
+    global _cached_value_type, _cached_box_type, _cached_plain
+    tp = type(value)
+    if tp is not _cached_value_type:
+        found = PyDict_GetItem(_box_types, tp)
+        box_type = <object>found if found is not NULL else _box_type_of_subclass(tp)
+        _cached_value_type, _cached_box_type = tp, box_type
+        _cached_plain = box_type in _plain_box_types
+    if not _cached_plain:
+        return _cached_box_type(value, trace, node)
+    cdef Box box = (<PyTypeObject*>_cached_box_type).tp_new(_cached_box_type, <PyObject*>_EMPTY, NULL)
     box._value = value
     box._trace = trace
     box._node = node
     return box
+
+
+cdef inline bint _is_box(object a):
+    """isinstance(a, Box), deciding the commonest types (the cached box type, floats,
+    arrays) without walking the type's MRO."""
+    tp = type(a)
+    if tp is _cached_box_type:
+        return True
+    if tp is _float64 or tp is float or tp is _ndarray:
+        return False
+    return isinstance(a, Box)
 
 
 cdef object _box_type_of_subclass(object tp):
@@ -149,9 +187,15 @@ cdef object _box_type_of_subclass(object tp):
 
 # ---- operators of array-like boxes, without a Python frame per operator ------------------
 
-cdef dict _box_ops = {}                  # operator name -> (fast primitive, general primitive)
+cdef enum:                      # the operators, as indices into _fast_ops / _general_ops
+    OP_ADD, OP_SUB, OP_MUL, OP_TRUEDIV, OP_POW, OP_MOD, OP_MATMUL, OP_NEG, N_OPS
+_OP_NAMES = ("add", "sub", "mul", "truediv", "pow", "mod", "matmul", "neg")
+
+cdef list _fast_ops = [None] * N_OPS     # operator -> primitive for fast value types (None: not set)
+cdef list _general_ops = [None] * N_OPS  # operator -> primitive for every other case
 cdef object _fast_value_types = frozenset()     # box values whose operators may use the fast one
-cdef object _general_other_types = frozenset()  # other operands that always take the general one
+cdef bint _fast_ndarray = False, _fast_float64 = False   # ndarray / float64 are among them
+cdef tuple _general_other_types = ()            # other operands that always take the general one
 
 
 def set_box_arithmetic(ops, fast_value_types, general_other_types):
@@ -159,21 +203,37 @@ def set_box_arithmetic(ops, fast_value_types, general_other_types):
     names add sub mul truediv pow mod matmul neg.  The fast one is used when the box's
     value type is in ``fast_value_types`` and the other operand's type is not in
     ``general_other_types``."""
-    global _fast_value_types, _general_other_types
-    _box_ops.clear()
-    _box_ops.update(ops)
+    global _fast_value_types, _general_other_types, _fast_ndarray, _fast_float64
+    for i, name in enumerate(_OP_NAMES):
+        _fast_ops[i], _general_ops[i] = ops.get(name, (None, None))
     _fast_value_types = frozenset(fast_value_types)
-    _general_other_types = frozenset(general_other_types)
+    _fast_ndarray, _fast_float64 = _ndarray in _fast_value_types, _float64 in _fast_value_types
+    _general_other_types = tuple(general_other_types)
 
 
-cdef object _box_binop(str name, object box, object other, bint reflected):
-    pair = _box_ops.get(name)
-    if pair is None:
+cdef inline bint _fast_operands(object value, object other):
+    """The fast primitive applies: the box's value type is a fast one (arrays and NumPy
+    scalars, checked by pointer first) and the other operand is not a general type."""
+    tv = type(value)
+    if tv is _ndarray:
+        if not _fast_ndarray:
+            return False
+    elif tv is _float64:
+        if not _fast_float64:
+            return False
+    elif tv not in _fast_value_types:
+        return False
+    to = type(other)
+    for t in _general_other_types:
+        if to is t:
+            return False
+    return True
+
+
+cdef object _box_binop(int op, object box, object other, bint reflected):
+    prim = _fast_ops[op] if _fast_operands((<Box>box)._value, other) else _general_ops[op]
+    if prim is None:
         return NotImplemented
-    if type((<Box>box)._value) in _fast_value_types and type(other) not in _general_other_types:
-        prim = (<tuple>pair)[0]
-    else:
-        prim = (<tuple>pair)[1]
     args = (other, box) if reflected else (box, other)
     if isinstance(prim, Primitive):
         return _call_primitive(<Primitive>prim, args, NULL)
@@ -187,57 +247,94 @@ cdef class ArithmeticBox(Box):
     """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
 
     def __add__(self, other):
-        return _box_binop("add", self, other, False)
+        return _box_binop(OP_ADD, self, other, False)
 
     def __radd__(self, other):
-        return _box_binop("add", self, other, True)
+        return _box_binop(OP_ADD, self, other, True)
 
     def __sub__(self, other):
-        return _box_binop("sub", self, other, False)
+        return _box_binop(OP_SUB, self, other, False)
 
     def __rsub__(self, other):
-        return _box_binop("sub", self, other, True)
+        return _box_binop(OP_SUB, self, other, True)
 
     def __mul__(self, other):
-        return _box_binop("mul", self, other, False)
+        return _box_binop(OP_MUL, self, other, False)
 
     def __rmul__(self, other):
-        return _box_binop("mul", self, other, True)
+        return _box_binop(OP_MUL, self, other, True)
 
     def __truediv__(self, other):
-        return _box_binop("truediv", self, other, False)
+        return _box_binop(OP_TRUEDIV, self, other, False)
 
     def __rtruediv__(self, other):
-        return _box_binop("truediv", self, other, True)
+        return _box_binop(OP_TRUEDIV, self, other, True)
 
     def __pow__(self, other, modulo):
         if modulo is not None:
             raise TypeError(_POW_MODULO)
-        return _box_binop("pow", self, other, False)
+        return _box_binop(OP_POW, self, other, False)
 
     def __rpow__(self, other, modulo):
         if modulo is not None:
             raise TypeError(_POW_MODULO)
-        return _box_binop("pow", self, other, True)
+        return _box_binop(OP_POW, self, other, True)
 
     def __mod__(self, other):
-        return _box_binop("mod", self, other, False)
+        return _box_binop(OP_MOD, self, other, False)
 
     def __rmod__(self, other):
-        return _box_binop("mod", self, other, True)
+        return _box_binop(OP_MOD, self, other, True)
 
     def __matmul__(self, other):
-        return _box_binop("matmul", self, other, False)
+        return _box_binop(OP_MATMUL, self, other, False)
 
     def __rmatmul__(self, other):
-        return _box_binop("matmul", self, other, True)
+        return _box_binop(OP_MATMUL, self, other, True)
 
     def __neg__(self):
-        pair = _box_ops.get("neg")
-        if pair is None:
+        prim = _fast_ops[OP_NEG] if _fast_operands(self._value, None) else _general_ops[OP_NEG]
+        if prim is None:
             return NotImplemented
-        prim = (<tuple>pair)[0] if type(self._value) in _fast_value_types else (<tuple>pair)[1]
         return prim(self)
+
+
+# A Python subclass of ArithmeticBox (ArrayBox) gets CPython's generic slot functions,
+# which look the operator up by name and call it as a method on every `a * b`.  Giving
+# the subclass ArithmeticBox's own C slots skips that (W1: ~5% of the forward pass).
+cdef extern from *:
+    """
+    static void fg_copy_number_slot(PyObject *dst, PyObject *src, int which) {
+        PyNumberMethods *d = ((PyTypeObject *)dst)->tp_as_number;
+        PyNumberMethods *s = ((PyTypeObject *)src)->tp_as_number;
+        switch (which) {
+            case 0: d->nb_add = s->nb_add; break;
+            case 1: d->nb_subtract = s->nb_subtract; break;
+            case 2: d->nb_multiply = s->nb_multiply; break;
+            case 3: d->nb_true_divide = s->nb_true_divide; break;
+            case 4: d->nb_power = s->nb_power; break;
+            case 5: d->nb_remainder = s->nb_remainder; break;
+            case 6: d->nb_matrix_multiply = s->nb_matrix_multiply; break;
+            case 7: d->nb_negative = s->nb_negative; break;
+        }
+        PyType_Modified((PyTypeObject *)dst);
+    }
+    """
+    void fg_copy_number_slot(object dst, object src, int which)
+
+_SLOT_METHODS = (("__add__", "__radd__"), ("__sub__", "__rsub__"), ("__mul__", "__rmul__"),
+                 ("__truediv__", "__rtruediv__"), ("__pow__", "__rpow__"), ("__mod__", "__rmod__"),
+                 ("__matmul__", "__rmatmul__"), ("__neg__",))
+
+
+def use_compiled_operators(cls):
+    """Make the Python subclass ``cls`` of ArithmeticBox run its operators through
+    ArithmeticBox's C slots, for each operator ``cls`` does not override."""
+    if not (isinstance(cls, type) and issubclass(cls, ArithmeticBox)):
+        raise TypeError("use_compiled_operators needs a subclass of ArithmeticBox")
+    for which, names in enumerate(_SLOT_METHODS):
+        if all(getattr(cls, n) is getattr(ArithmeticBox, n) for n in names):
+            fg_copy_number_slot(cls, ArithmeticBox, which)
 
 
 def new_box(value, trace, node):
@@ -299,33 +396,37 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
     cdef object a, node_type = None
     for i in range(n):
         a = <object>PyTuple_GET_ITEM(args, i)
-        if isinstance(a, Box):
+        if _is_box(a):
             t = (<Box>a)._trace
             if t > top:
                 top, count, node_type = t, 1, type((<Box>a)._node)
             elif t == top:
                 count += 1
     if top < 0:
-        return PyObject_Call(self.fun, args, kw)
+        return _call_raw(self, args, kw)
 
-    # Unbox the arguments of the innermost trace; note whether any box is left.
+    # Unbox the arguments of the innermost trace; note whether any box is left.  One
+    # parent is kept as the node itself, more in a tuple.
     cdef tuple argvals = PyTuple_New(n)
     cdef tuple argnums
-    cdef tuple parents = PyTuple_New(count)
+    cdef object parents = PyTuple_New(count) if count > 1 else None
     cdef bint boxes_left = False
     cdef unsigned int mask = 0     # which of the first 8 arguments are boxed, to share argnums tuples
     j = 0
     for i in range(n):
         a = <object>PyTuple_GET_ITEM(args, i)
-        if isinstance(a, Box):
+        if _is_box(a):
             if (<Box>a)._trace == top:
                 node = (<Box>a)._node
-                Py_INCREF(node)
-                PyTuple_SET_ITEM(parents, j, node)
+                if count == 1:
+                    parents = node
+                else:
+                    Py_INCREF(node)
+                    PyTuple_SET_ITEM(parents, j, node)
                 mask |= (1u << i) if i < 8 else 0x100u
                 j += 1
                 a = (<Box>a)._value
-                if isinstance(a, Box):
+                if _is_box(a):
                     boxes_left = True
             else:
                 boxes_left = True
@@ -336,15 +437,26 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
         ans = PyObject_Call(self, argvals, kw)
     else:
-        ans = PyObject_Call(self.fun, argvals, kw)
+        ans = _call_raw(self, argvals, kw)
     if self._notrace_types is not None and node_type in self._notrace_types:
         return ans
     kwargs = <object>kw if kw is not NULL else None
     if node_type is VJPNode:
-        node = _vjp_node(ans, self, argvals, kwargs, argnums, parents)
+        node = _vjp_node(ans, self, argvals, kwargs, argnums, parents, count)
     else:
-        node = node_type(ans, self, argvals, {} if kwargs is None else kwargs, argnums, parents)
+        node = node_type(ans, self, argvals, {} if kwargs is None else kwargs, argnums,
+                         (parents,) if count == 1 else parents)
     return _new_box(ans, top, node)
+
+
+cdef inline object _call_raw(Primitive self, tuple args, PyObject* kw):
+    """``self.fun(*args, **kw)``: by the primitive's scalar kernel when it has one and the
+    arguments are float64 / float scalars, else by calling ``fun``."""
+    if self.kernel_fun is not None and kw is NULL and self.kernel_fun is self.fun:
+        ans = _by_kernel(self, args)
+        if ans is not None:
+            return ans
+    return PyObject_Call(self.fun, args, kw)
 
 
 cdef list _argnums_by_mask = [tuple([i for i in range(8) if m & (1 << i)]) for m in range(256)]
@@ -465,12 +577,42 @@ cdef class VJPRule:
     """The reverse rules of one primitive, one per argument: (kind, function) by argnum."""
 
     def __init__(self, fun, dict entries, bint saves_ans=True, bint saves_args=True):
+        cdef Py_ssize_t i
         self.fun = fun
         self.entries = entries
         self.saves_ans = saves_ans
         self.saves_args = saves_args
+        funcs = [None] * 8
+        for i in range(8):
+            self.kinds[i] = -1
+        for argnum, (kind, f) in entries.items():
+            if type(argnum) is int and 0 <= argnum < 8:
+                self.kinds[argnum], funcs[argnum] = kind, f
+        self.funcs = tuple(funcs)
+        self.kernels[0] = self.kernels[1] = NULL
+        self.kernel_reads[0] = self.kernel_reads[1] = 0
+
+    cdef object rule_for(self, Py_ssize_t i, object g, object ans, tuple args, dict kwargs):
+        """``one`` for an argnum 0 <= i < 8, from the C tables."""
+        cdef int kind = self.kinds[i]
+        if kind == K_DIRECT:
+            if i < 2 and self.kernel_reads[i] != 0:
+                cot = _vjp_by_kernel(self, i, g, ans, args, kwargs)
+                if cot is not None:
+                    return cot
+            return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), g, ans, True, args, kwargs)
+        if kind == K_MAKER:
+            return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), ans, None, False, args, kwargs)(g)
+        if kind == K_ZERO:
+            return None
+        raise _missing("VJP", self.fun, (i,))
 
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs):
+        cdef Py_ssize_t i
+        if type(argnum) is int:
+            i = PyLong_AsSsize_t(argnum)
+            if 0 <= i < 8:
+                return self.rule_for(i, g, ans, args, kwargs)
         cdef PyObject* found = PyDict_GetItem(self.entries, argnum)
         if found is NULL:
             raise _missing("VJP", self.fun, (argnum,))
@@ -485,18 +627,31 @@ cdef class VJPRule:
         return lambda g: tuple([self.one(i, g, ans, args, kwargs) for i in argnums])
 
 
+# Nodes are freed in long chains (a 10^6-primitive graph): the trashcan turns the nested
+# deallocation of parent after parent into a loop, so a node may hold its single parent
+# directly, without a tuple (48 bytes less per node).
 @cython.final
+@cython.trashcan(True)
 cdef class VJPNode(Node):
     """A recorded primitive call, for the reverse mode."""
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
-        self.parents, self.parent_argnums, self.fun = tuple(parents), tuple(parent_argnums), fun
+        parents = tuple(parents)
+        self.nparents = <int>len(parents)
+        self._parents = parents[0] if self.nparents == 1 else parents
+        self.parent_argnums, self.fun = tuple(parent_argnums), fun
         self.value, self.args, self._kwargs = value, tuple(args), dict(kwargs) if kwargs else None
         self.rule = _vjps.get(fun)   # looked up now: later registry edits do not apply
 
     def initialize_root(self):
-        self.parents = self.parent_argnums = _EMPTY
+        self._parents, self.nparents = _EMPTY, 0
+        self.parent_argnums = _EMPTY
         self.args = _EMPTY
+
+    @property
+    def parents(self):
+        """The nodes of the boxed arguments, in argument order (a tuple)."""
+        return (self._parents,) if self.nparents == 1 else self._parents
 
     @property
     def kwargs(self):
@@ -506,15 +661,25 @@ cdef class VJPNode(Node):
         """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
         return _node_vjp(self, g)
 
-    cdef void release(self):
-        self.parents = _EMPTY
-        self.args = _EMPTY
-        self.value = self._kwargs = self.rule = None
+
+cdef inline void _release(VJPNode node):
+    """Drop what a processed node holds (its parents, saved values and rule)."""
+    node._parents, node.nparents = _EMPTY, 0
+    node.args = _EMPTY
+    node.value = node._kwargs = node.rule = None
 
 
-cdef VJPNode _vjp_node(object ans, object fun, tuple args, object kwargs, tuple argnums, tuple parents):
+cdef inline object _parent(VJPNode node, Py_ssize_t k):
+    """The node's k-th parent (borrowed from the node)."""
+    return node._parents if node.nparents == 1 else <object>PyTuple_GET_ITEM(node._parents, k)
+
+
+cdef VJPNode _vjp_node(object ans, object fun, tuple args, object kwargs, tuple argnums,
+                       object parents, Py_ssize_t nparents):
+    """A new node; ``parents`` is the parent itself when ``nparents`` is 1, else a tuple."""
     cdef VJPNode node = VJPNode.__new__(VJPNode)
-    node.parents, node.parent_argnums, node.fun = parents, argnums, fun
+    node._parents, node.nparents = parents, <int>nparents
+    node.parent_argnums, node.fun = argnums, fun
     node.value, node.args, node._kwargs = ans, args, kwargs
     rule = _vjps.get(fun)
     node.rule = rule
@@ -550,6 +715,9 @@ cdef inline tuple _parents_of(object node):
     return tuple(node.parents)
 
 
+include "_scalar_kernels.pxi"
+
+
 cpdef list toposort(object end_node):
     """Nodes from ``end_node`` back to the root, each after every node that consumes it."""
     cdef dict child_counts = {}
@@ -579,31 +747,60 @@ cdef inline bint _is_fast(object tp):
     return tp is float or tp is _float64 or tp is _ndarray or tp is complex
 
 
-cdef tuple _accumulate(object prev, bint prev_owned, object g):
-    """prev + g, in place only into an array this pass allocated.  -> (sum, owned)"""
+cdef inline bint _same_layout(object a, object b):
+    """Two ndarrays of the same shape and dtype (a.shape == b.shape and a.dtype == b.dtype)."""
+    cdef cnp.ndarray x = <cnp.ndarray>a, y = <cnp.ndarray>b
+    cdef int nd = cnp.PyArray_NDIM(x)
+    if nd != cnp.PyArray_NDIM(y):
+        return False
+    if nd and memcmp(cnp.PyArray_DIMS(x), cnp.PyArray_DIMS(y), nd * sizeof(cnp.npy_intp)) != 0:
+        return False
+    return <void*>cnp.PyArray_DESCR(x) == <void*>cnp.PyArray_DESCR(y) or x.dtype == y.dtype
+
+
+def same_layout(a, b):
+    """``a`` and ``b`` are ndarrays of the same shape and dtype (read from the arrays'
+    structs: unbroadcast's test of whether a cotangent already fits its argument)."""
+    return type(a) is _ndarray and type(b) is _ndarray and _same_layout(a, b)
+
+
+cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):
+    """prev + g, in place only into an array this pass allocated; ``owned[0]``: the sum
+    is such an array (or an immutable scalar)."""
     tp = type(prev)
+    owned[0] = True
     if tp is type(g):
-        if tp is float or tp is _float64 or tp is complex:
-            return prev + g, True
-        if tp is _ndarray and prev.shape == g.shape and prev.dtype == g.dtype:
+        if tp is _float64:
+            return _add_float64(prev, g)
+        if tp is float or tp is complex:
+            return prev + g
+        if tp is _ndarray and _same_layout(prev, g):
             if prev_owned:
                 prev += g
-                return prev, True
-            return prev + g, True
+                return prev
+            return prev + g
     elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
-        return g.mut_add(prev), True
-    return _generic_add(prev, prev_owned, g)
+        return g.mut_add(prev)
+    return _by_generic_add(prev, prev_owned, g, owned)
 
 
-cdef tuple _first_contribution(object g):
-    """How a first cotangent is kept: borrowed if it is a plain value, else via the hook
-    (which turns a sparse cotangent into an array of its own)."""
+cdef object _first_contribution(object g, bint* owned):
+    """How a first cotangent is kept: borrowed (``owned[0]`` False) if it is a plain value,
+    else via the hook (which turns a sparse cotangent into an array of its own)."""
     tp = type(g)
     if _is_fast(tp):
-        return g, False
+        owned[0] = False
+        return g
     if tp is _sparse_type:
-        return g.mut_add(g.vs.zeros()), True
-    return _generic_add(None, False, g)
+        owned[0] = True
+        return g.mut_add(g.vs.zeros())
+    return _by_generic_add(None, False, g, owned)
+
+
+cdef object _by_generic_add(object prev, bint prev_owned, object g, bint* owned):
+    total, is_owned = _generic_add(prev, prev_owned, g)
+    owned[0] = is_owned
+    return total
 
 
 cdef object _CONFLICT = object()   # the node fields are in use by another pass over this graph
@@ -632,14 +829,15 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
     cdef unsigned long long stamp = _last_pass
     cdef VJPNode node, parent
     cdef list marked = [end], stack = [end], ready = [end]
-    cdef tuple parents, argnums
+    cdef tuple argnums
     cdef Py_ssize_t k, nparents
     if end.stamp != 0:
         return _CONFLICT
     end.stamp, end.waiting = stamp, 0
     while stack:
         node = <VJPNode>stack.pop()
-        for p in node.parents:
+        for k in range(node.nparents):
+            p = _parent(node, k)
             if type(p) is not VJPNode or ((<VJPNode>p).stamp != 0 and (<VJPNode>p).stamp != stamp):
                 for node in marked:
                     node.stamp = 0
@@ -658,36 +856,34 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
         while ready:
             node = <VJPNode>ready.pop()
             g, node.pending = node.pending, None
-            parents = node.parents
-            nparents = PyTuple_GET_SIZE(parents)
+            nparents = node.nparents
             if g is not None:
                 if nparents == 0:
                     result = g
                 elif _debug is not None:
                     _debug.before_backward(node)
-                    for p, argnum, cot in zip(parents, node.parent_argnums, _node_vjp(node, g)):
+                    for p, argnum, cot in zip(node.parents, node.parent_argnums, _node_vjp(node, g)):
                         _debug.checked(node, argnum, g, cot)
                         if cot is not None:
                             _add_to_node(<VJPNode>p, cot)
                 elif type(node.rule) is VJPRule:
                     argnums = node.parent_argnums
                     for k in range(nparents):
-                        cot = (<VJPRule>node.rule).one(<object>PyTuple_GET_ITEM(argnums, k), g,
-                                                       node.value, node.args, node._kwargs)
+                        cot = _rule_cotangent(<VJPRule>node.rule, <object>PyTuple_GET_ITEM(argnums, k), g, node)
                         if cot is not None:
-                            _add_to_node(<VJPNode>PyTuple_GET_ITEM(parents, k), cot)
+                            _add_to_node(<VJPNode>_parent(node, k), cot)
                 else:
-                    for p, cot in zip(parents, _node_vjp(node, g)):
+                    for p, cot in zip(node.parents, _node_vjp(node, g)):
                         if cot is not None:
                             _add_to_node(<VJPNode>p, cot)
             for k in range(nparents):
-                parent = <VJPNode>PyTuple_GET_ITEM(parents, k)
+                parent = <VJPNode>_parent(node, k)
                 parent.waiting -= 1
                 if parent.waiting == 0:
                     ready.append(parent)
             node.stamp = 0
             if consume:
-                node.release()
+                _release(node)
     except BaseException:
         for node in marked:
             node.stamp, node.pending = 0, None
@@ -695,11 +891,21 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
     return result
 
 
+cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node):
+    """rule.one(argnum, g, ...) for the node, by the C tables when argnum is small."""
+    cdef Py_ssize_t i = PyLong_AsSsize_t(argnum) if type(argnum) is int else -1
+    if 0 <= i < 8:
+        return rule.rule_for(i, g, node.value, node.args, node._kwargs)
+    return rule.one(argnum, g, node.value, node.args, node._kwargs)
+
+
 cdef inline void _add_to_node(VJPNode parent, object cot) except *:
+    cdef bint owned
     if parent.pending is None:
-        parent.pending, parent.owned = _first_contribution(cot)
+        parent.pending = _first_contribution(cot, &owned)
     else:
-        parent.pending, parent.owned = _accumulate(parent.pending, parent.owned, cot)
+        parent.pending = _accumulate(parent.pending, parent.owned, cot, &owned)
+    parent.owned = owned
 
 
 cdef object _backward_with_dicts(object g, object end_node, bint consume):
@@ -709,6 +915,7 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume):
     cdef dict pending = {end_node: g}
     cdef set owned = set()
     cdef PyObject* found
+    cdef bint is_owned
     result = None
     for idx in range(len(order)):
         node = order[idx]
@@ -731,16 +938,16 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume):
                 continue
             found = PyDict_GetItem(pending, parent)
             if found is NULL:
-                total, is_owned = _first_contribution(cot)
+                total = _first_contribution(cot, &is_owned)
             else:
-                total, is_owned = _accumulate(<object>found, parent in owned, cot)
+                total = _accumulate(<object>found, parent in owned, cot, &is_owned)
             pending[parent] = total
             if is_owned:
                 owned.add(parent)
             else:
                 owned.discard(parent)
         if consume and type(node) is VJPNode and (<VJPNode>node).stamp == 0:
-            (<VJPNode>node).release()
+            _release(<VJPNode>node)
     return result
 
 
@@ -772,14 +979,15 @@ cdef class JVPRule:
 
 
 cdef object _sum_tangents(list tangents):
-    total, owned = None, False
+    cdef bint owned = False
+    total = None
     for t in tangents:
         if t is None:
             continue
         if total is None:
             total, owned = t, False
         else:
-            total, owned = _accumulate(total, owned, t)
+            total = _accumulate(total, owned, t, &owned)
     return total
 
 

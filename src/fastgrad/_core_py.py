@@ -185,6 +185,24 @@ class ArithmeticBox(Box):
         return (pair[0] if type(self._value) in _fast_value_types else pair[1])(self)
 
 
+# The compiled engine's scalar kernels (C arithmetic on float64 scalars) have no pure
+# counterpart: this engine runs the Python code they stand for, with the same results.
+def scalar_kernel_names():
+    return (), (), ()
+
+
+def set_scalar_kernel(prim, name, needs_float64=False):
+    pass
+
+
+def set_scalar_vjp(rule, argnum, name):
+    pass
+
+
+def use_compiled_operators(cls):
+    """The compiled engine gives ``cls`` ArithmeticBox's C operator slots; nothing to do here."""
+
+
 def isbox(x):
     return isinstance(x, Box)
 
@@ -356,13 +374,18 @@ def toposort(end_node):
     return order
 
 
+def same_layout(a, b):
+    """``a`` and ``b`` are ndarrays of the same shape and dtype."""
+    return type(a) is ndarray and type(b) is ndarray and a.shape == b.shape and a.dtype == b.dtype
+
+
 def _accumulate(prev, prev_owned, g):
     """prev + g, in place only into an array this pass allocated.  -> (sum, owned)"""
     tp = type(prev)
     if tp is type(g):
         if tp in _IMMUTABLE:
             return prev + g, True
-        if tp is ndarray and prev.shape == g.shape and prev.dtype == g.dtype:
+        if tp is ndarray and same_layout(prev, g):
             if prev_owned:
                 prev += g
                 return prev, True

@@ -10,6 +10,7 @@ from . import numpy_boxes
 from . import numpy_vspaces
 from . import numpy_vjps
 from . import numpy_jvps
+from . import _scalar_kernels                   # noqa: F401  (after the rules it checks)
 from .numpy_wrapper import *                     # noqa: F401,F403  (every NumPy name)
 from .numpy_wrapper import make_diagonal         # noqa: F401
 from . import fft, linalg, random                # noqa: F401

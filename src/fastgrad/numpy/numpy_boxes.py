@@ -294,6 +294,7 @@ for _t in _FLOAT_TYPES:
     ArrayBox.register(_t)
 
 
+_engine.use_compiled_operators(ArrayBox)
 _engine.set_box_arithmetic(
     {"add": (_add_op, _add), "sub": (_subtract_op, _subtract), "mul": (_multiply_op, _multiply),
      "truediv": (_true_divide_op, _true_divide), "pow": (_power_op, _power),

@@ -39,6 +39,7 @@ import numpy as onp
 from .. import builtins as _fg_builtins
 from ..builtins import make_sequence  # noqa: F401  (numpy_jvps uses it through this module)
 from ..core import defvjp_argnums, defvjp_direct, make_jvp, make_vjp, vspace
+from .._engine import engine as _engine
 from ..tracer import Box, getval
 from . import numpy_wrapper as anp
 from .numpy_vspaces import array_vspace
@@ -51,6 +52,7 @@ _LOG2 = math.log(2.0)
 _LOG10 = math.log(10.0)
 _PI = math.pi
 _NoValue = onp._NoValue
+_same_layout = _engine.same_layout   # two ndarrays of one shape and dtype
 
 # primitives used by the rules, bound once
 _sum, _reshape, _broadcast_to = anp.sum, anp.reshape, anp.broadcast_to
@@ -109,7 +111,7 @@ def unbroadcast(g, target):
             return g
     elif tg is _ndarray:
         if tt is _ndarray:
-            if g.dtype is target.dtype and g.shape == target.shape:
+            if _same_layout(g, target):
                 return g
         elif (tt is _float64 or tt is float) and g.dtype is _F64 and not g.shape:
             return g
