@@ -44,6 +44,8 @@ cdef set _plain_box_types = set()   # Box subclasses without their own __init__:
 cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
 cdef object _generic_add = None # set by core: (prev or None, prev_owned, g) -> (sum, owned)
 cdef object _sparse_type = None # set by core: the sparse cotangent type, added in place via .mut_add
+cdef object _start_sum = None   # set by builtins: sparse g -> the first term of a sum it starts
+cdef object _finish_sum = None  # set by builtins: an owned non-scalar sum -> the value rules may read
 cdef object _debug = None       # debug-mode checks (see fastgrad._debug), or None: one test per node
 cdef tuple _EMPTY = ()
 cdef object _ndarray = ndarray
@@ -101,6 +103,14 @@ def set_generic_add(fn):
 def set_sparse_type(tp):
     global _sparse_type
     _sparse_type = tp
+
+
+def set_cotangent_sum_hooks(start, finish):
+    """``start(g)``: the sum a sparse cotangent g starts (default ``g.mut_add(g.vs.zeros())``);
+    ``finish(total)``: what an owned sum that is not a scalar or an array becomes before a
+    rule reads it (default: itself).  None restores a default."""
+    global _start_sum, _finish_sum
+    _start_sum, _finish_sum = start, finish
 
 
 def set_debug_hooks(hooks):
@@ -781,6 +791,8 @@ cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):
             return prev + g
     elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
         return g.mut_add(prev)
+    if prev_owned and _finish_sum is not None and not _is_fast(tp):
+        prev = _finish_sum(prev)   # the generic add may record it (higher order): no markers
     return _by_generic_add(prev, prev_owned, g, owned)
 
 
@@ -793,7 +805,7 @@ cdef object _first_contribution(object g, bint* owned):
         return g
     if tp is _sparse_type:
         owned[0] = True
-        return g.mut_add(g.vs.zeros())
+        return g.mut_add(g.vs.zeros()) if _start_sum is None else _start_sum(g)
     return _by_generic_add(None, False, g, owned)
 
 
@@ -857,6 +869,8 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
             node = <VJPNode>ready.pop()
             g, node.pending = node.pending, None
             nparents = node.nparents
+            if node.owned and _finish_sum is not None and g is not None and not _is_fast(type(g)):
+                g = _finish_sum(g)
             if g is not None:
                 if nparents == 0:
                     result = g
@@ -924,6 +938,8 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume):
             continue
         g = <object>found
         PyDict_DelItem(pending, node)
+        if _finish_sum is not None and not _is_fast(type(g)) and node in owned:
+            g = _finish_sum(g)
         parents = _parents_of(node)
         if not parents:
             result = g

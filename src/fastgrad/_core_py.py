@@ -63,6 +63,17 @@ class GCPause:
         return False
 
 
+_start_sum = None    # set by builtins: sparse g -> the first term of a sum it starts
+_finish_sum = None   # set by builtins: an owned non-scalar sum -> the value rules may read
+
+
+def set_cotangent_sum_hooks(start, finish):
+    """``start(g)``: the sum a sparse cotangent g starts; ``finish(total)``: what an owned sum
+    that is not a scalar or an array becomes before a rule reads it."""
+    global _start_sum, _finish_sum
+    _start_sum, _finish_sum = start, finish
+
+
 def set_generic_add(fn):
     global _generic_add
     _generic_add = fn
@@ -392,6 +403,8 @@ def _accumulate(prev, prev_owned, g):
             return prev + g, True
     elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
         return g.mut_add(prev), True
+    if prev_owned and _finish_sum is not None and tp not in _IMMUTABLE and tp is not ndarray:
+        prev = _finish_sum(prev)   # the generic add may record it (higher order): no markers
     return _generic_add(prev, prev_owned, g)
 
 
@@ -401,7 +414,7 @@ def _first_contribution(g):
     if type(g) in _IMMUTABLE or type(g) is ndarray:
         return g, False
     if type(g) is _sparse_type:
-        return g.mut_add(g.vs.zeros()), True
+        return (g.mut_add(g.vs.zeros()) if _start_sum is None else _start_sum(g)), True
     return _generic_add(None, False, g)
 
 
@@ -414,6 +427,8 @@ def backward_pass(g, end_node, consume=False):
         g = pending.pop(node, None)
         if g is None:
             continue
+        if _finish_sum is not None and node in owned and type(g) not in _IMMUTABLE and type(g) is not ndarray:
+            g = _finish_sum(g)
         if not node.parents:
             result = g
             continue

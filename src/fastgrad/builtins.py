@@ -23,6 +23,7 @@ from numpy import ndarray as _ndarray, float64 as _float64, zeros as _np_zeros
 
 from .core import (SparseObject, VJPNode as _VJPNode, VSpace, def_linear, defjvp, defjvp_argnums,
                    defvjp_argnums, defvjp_direct, vspace)
+from ._engine import engine as _engine
 from .tracer import Box, getval, new_box, primitive
 
 __all__ = ["SequenceBox", "DictBox", "ContainerVSpace", "SequenceVSpace", "ListVSpace",
@@ -465,6 +466,8 @@ def _leaf_space(x):
 
 def _leaf_add(a, b):
     ta = _type(a)
+    if ta is _Zero:
+        return _zero_plus(a.example, b)
     if ta is _type(b):
         if ta is _ndarray:
             if a.shape == b.shape:
@@ -482,6 +485,8 @@ def _leaf_mut_add(a, b):
     """a + b, in place into ``a`` where possible: ``a`` always belongs to the sum being built
     (it was made by zeros() or by an earlier sum), ``b`` never is written to."""
     ta = _type(a)
+    if ta is _Zero:
+        return _zero_plus(a.example, b)
     if ta is _type(b):
         if ta is _ndarray:
             if a.shape == b.shape and (a.dtype is b.dtype or a.dtype == b.dtype):
@@ -499,6 +504,73 @@ def _leaf_mut_add(a, b):
         a += b   # the 0-d array zeros() makes for a float element, plus a float cotangent
         return a
     return _leaf_space(a)._mut_add(a, b)
+
+
+# ---- sums of container cotangents that start without zeros -------------------------------
+# The reverse rule of reading an element of a traced container gives a sparse cotangent
+# (the element's cotangent at one position).  The engine sums those into a container that
+# starts as zeros; here the zeros of array and float leaves are _Zero markers instead, so
+# a leaf that gets one contribution costs one copy-like add, not a zero-filled array and
+# an add, and a leaf that gets none costs nothing until the sum is read.  The engine calls
+# finish_cotangent before a sum is read (by a rule, or as the result), which makes the
+# remaining markers real zeros: nothing outside the engine's accumulators sees a _Zero.
+
+class _Zero:
+    """The zero of ``example``'s space, in a container cotangent being summed."""
+    __slots__ = ("example",)
+
+    def __init__(self, example):
+        self.example = example
+
+
+def _lazy_zeros(x):
+    """What _leaf_zeros(x) gives, with _Zero markers for array and float leaves."""
+    tx = _type(x)
+    if tx is _ndarray or tx is float or tx is _float64:
+        return _Zero(x)
+    if tx is _tuple:
+        return _tuple([_lazy_zeros(e) for e in x])
+    if tx is _list:
+        return [_lazy_zeros(e) for e in x]
+    return _leaf_zeros(x)
+
+
+def _zero_plus(example, b):
+    """zeros like ``example``, plus b (the sum _leaf_mut_add(_leaf_zeros(example), b) makes)."""
+    if _type(example) is _ndarray and _type(b) is _ndarray and b.shape == example.shape \
+            and b.dtype == example.dtype:
+        return b.copy()   # the same values (a -0.0 stays -0.0; 0 + b would make it 0.0)
+    return _leaf_mut_add(_leaf_zeros(example), b)
+
+
+def start_cotangent_sum(g):
+    """The first term of a sum of cotangents that ``g``, a sparse cotangent, starts."""
+    vs = g.vs
+    if _isinstance(vs, ContainerVSpace) and vs._shape is None and vs._type in _MARKED_TYPES:
+        return g.mut_add(vs._build([_lazy_zeros(e) for e in vs._elements(vs._example)]))
+    return g.mut_add(vs.zeros())   # (named tuples and other container types: real zeros)
+
+
+def finish_cotangent(g):
+    """``g`` with its _Zero markers made zeros (the same container, rebuilt if a tuple)."""
+    t = _type(g)
+    if t is _Zero:
+        return _leaf_zeros(g.example)
+    if t is _list or t is _dict:
+        for k in (range(len(g)) if t is _list else _list(g)):
+            e = g[k]
+            if _type(e) in _MARKED_TYPES:
+                g[k] = finish_cotangent(e)
+        return g
+    if t is _tuple:
+        for e in g:
+            if _type(e) in _MARKED_TYPES:
+                return _tuple([finish_cotangent(e) for e in g])
+        return g
+    return g
+
+
+_MARKED_TYPES = frozenset([_Zero, _list, _tuple, _dict])   # may hold a _Zero
 
 
 def _leaf_zeros(x):
@@ -954,3 +1026,6 @@ class dict(_dict, metaclass=DictMeta):
         d = _dict(*args, **kwargs)
         values = [traced_container(v) for v in d.values()]
         return make_dict(_dict, _tuple(d), *values) if _any_box(values) else d
+
+
+_engine.set_cotangent_sum_hooks(start_cotangent_sum, finish_cotangent)

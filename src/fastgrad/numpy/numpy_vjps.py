@@ -53,6 +53,7 @@ _LOG10 = math.log(10.0)
 _PI = math.pi
 _NoValue = onp._NoValue
 _same_layout = _engine.same_layout   # two ndarrays of one shape and dtype
+_add_reduce = onp.add.reduce
 
 # primitives used by the rules, bound once
 _sum, _reshape, _broadcast_to = anp.sum, anp.reshape, anp.broadcast_to
@@ -135,18 +136,26 @@ def _unbroadcast(g, target):
 
 def _sum_to_shape(g, gshape, tshape):
     lead = len(gshape) - len(tshape)
-    if lead < 0 or any(t != 1 and t != s for t, s in zip(tshape, gshape[lead:])):
+    smaller = lead < 0
+    if not smaller:
+        for i in range(len(tshape)):
+            if tshape[i] != 1 and tshape[i] != gshape[lead + i]:
+                smaller = True
+                break
+    if smaller:
         # g is smaller than the target somewhere: broadcast it up first
         full = onp.broadcast_shapes(gshape, tshape)
         g = _broadcast_to(g, full)
         gshape, lead = full, len(full) - len(tshape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, t in enumerate(tshape)
-                                      if t == 1 and gshape[lead + i] != 1)
+    axes = list(range(lead))
+    for i in range(len(tshape)):
+        if tshape[i] == 1 and gshape[lead + i] != 1:
+            axes.append(lead + i)
     if axes:
         if type(g) is _ndarray:
-            g = g.sum(axis=axes)
+            g = _add_reduce(g, axis=tuple(axes))   # g.sum without its Python-level wrapper
         else:
-            g = _sum(g, axis=axes)
+            g = _sum(g, axis=tuple(axes))
     if _shape(g) != tshape:
         g = g.reshape(tshape) if type(g) is _ndarray else _reshape(g, tshape)
     return g
@@ -180,8 +189,20 @@ def _expand_reduced(g, shape, axis, keepdims):
         if kept != _shape(g):
             g = _reshape(g, kept)
     if _shape(g) != shape:
-        g = _broadcast_to(g, shape)
+        g = _broadcast(g, shape)
     return g
+
+
+def _broadcast(g, shape):
+    """``broadcast_to(g, shape)`` (a read-only view); for a plain scalar or 0-d array made
+    directly with zero strides, without NumPy's Python-level broadcast_to (4x faster)."""
+    t = type(g)
+    if t is _ndarray and not g.shape:
+        g = g[()]
+        t = type(g)
+    if t is _float64 or t is onp.float32 or t is onp.complex128:
+        return onp.ndarray(shape, g.dtype, buffer=g, strides=(0,) * len(shape))
+    return _broadcast_to(g, shape)
 
 
 def _reduced_size(shape, axis):
@@ -561,7 +582,8 @@ def _mean_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, *, whe
         count = _where_count(shape, axis, where, _meta(x)[1])
         r = _where(where, _expand_reduced(g, shape, axis, keepdims), 0.0) / onp.maximum(count, 1)
         return unbroadcast(r, x)
-    r = _expand_reduced(g, shape, axis, keepdims) / _reduced_size(shape, axis)
+    # divided before it is repeated: the same values, one division instead of one per entry
+    r = _expand_reduced(g / _reduced_size(shape, axis), shape, axis, keepdims)
     return unbroadcast(r, x)
 
 
@@ -1099,7 +1121,7 @@ def _dot_vjp_a(g, ans, A, B, out=None):
             return unbroadcast(_outer(g, B), A)
     elif nA <= 2 and nB == 2:
         if nA == 2:
-            return unbroadcast(_dot(g, _transpose(B)), A)
+            return unbroadcast(g @ B.T, A)   # as in matmul's rule: no dispatcher, no zero fill
         return unbroadcast(_dot(B, g), A)
     return _tensordot_vjp_a(g, A, B, [nA - 1], [max(nB - 2, 0)])
 
@@ -1115,7 +1137,7 @@ def _dot_vjp_b(g, ans, A, B, out=None):
             return unbroadcast(_dot(g, A), B)
     elif nA <= 2 and nB == 2:
         if nA == 2:
-            return unbroadcast(_dot(_transpose(A), g), B)
+            return unbroadcast(A.T @ g, B)
         return unbroadcast(_outer(A, g), B)
     return _tensordot_vjp_b(g, A, B, [nA - 1], [max(nB - 2, 0)])
 
@@ -1149,7 +1171,8 @@ def _matmul_vjp_a(g, ans, A, B, *args, **kwargs):
     if nA == 1:                                                   # A (k,), g (..., n)
         return unbroadcast(_squeeze(_matmul(B, _expand_dims(g, -1)), -1), A)
     if nB == 2 and nA == 2:
-        return unbroadcast(_dot(g, _transpose(B)), A)
+        # the @ operator and .T: no NumPy dispatcher calls, no zero-filled output (np.dot's)
+        return unbroadcast(g @ B.T, A)
     return unbroadcast(_matmul(g, _mT(B)), A)
 
 
@@ -1164,7 +1187,7 @@ def _matmul_vjp_b(g, ans, A, B, *args, **kwargs):
     if nA == 1:                                                   # dB (..., k, n)
         return unbroadcast(_expand_dims(A, -1) * _expand_dims(g, -2), B)
     if nA == 2 and nB == 2:
-        return unbroadcast(_dot(_transpose(A), g), B)
+        return unbroadcast(A.T @ g, B)
     return unbroadcast(_matmul(_mT(A), g), B)
 
 
