@@ -139,6 +139,33 @@ def test_array_cotangents_are_never_mutated_unless_owned(kit):
     assert result is not shared
 
 
+def test_only_arrays_nobody_else_sees_are_summed_into(kit):
+    # a rule's fresh result (one reference, own data) may become the running sum; a view of
+    # someone's array, or an array a rule also keeps, must stay as it is
+    eng = kit.eng
+    shared = onp.full(3, 2.0)
+    kept = []
+    view = eng.Primitive(lambda x: Val(x))
+    eng.primitive_vjps[view] = eng.VJPRule(view, {0: (eng.DIRECT, lambda g, ans, x: shared[:])})
+    keep = eng.Primitive(lambda x: Val(x))
+
+    def keeping_rule(g, ans, x):
+        kept.append(onp.full(3, 1.0))
+        return kept[-1]
+    eng.primitive_vjps[keep] = eng.VJPRule(keep, {0: (eng.DIRECT, keeping_rule)})
+    fresh = eng.Primitive(lambda x: Val(x))
+    eng.primitive_vjps[fresh] = eng.VJPRule(fresh, {0: (eng.DIRECT, lambda g, ans, x: onp.full(3, 4.0))})
+
+    def f(x):
+        return kit.add(kit.add(kit.add(view(x), keep(x)), fresh(x)), kit.add(view(x), keep(x)))
+    end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
+    result = eng.backward_pass(onp.ones(3), end_node)
+    onp.testing.assert_array_equal(result, onp.full(3, 2.0 + 1.0 + 4.0 + 2.0 + 1.0))
+    onp.testing.assert_array_equal(shared, onp.full(3, 2.0))
+    for a in kept:
+        onp.testing.assert_array_equal(a, onp.full(3, 1.0))
+
+
 def test_symbolic_zero_and_unreached_root(kit):
     eng = kit.eng
     stop = eng.Primitive(lambda x: Val(x))

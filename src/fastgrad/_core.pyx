@@ -6,7 +6,7 @@
 # kernels for float64 scalars (_scalar_kernels.pxi; the pure engine has none).
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.dict cimport PyDict_GetItem, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
@@ -774,9 +774,17 @@ def same_layout(a, b):
     return type(a) is _ndarray and type(b) is _ndarray and _same_layout(a, b)
 
 
+cdef inline bint _exclusive(object a):
+    """An ndarray (a rule's result) that nothing else can see: the caller holds the only
+    reference, it owns its data and is writable.  The pass may then add into it, as into
+    a sum it made itself."""
+    return Py_REFCNT(a) == 1 and cnp.PyArray_BASE(<cnp.ndarray>a) is NULL \
+        and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a)
+
+
 cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):
-    """prev + g, in place only into an array this pass allocated; ``owned[0]``: the sum
-    is such an array (or an immutable scalar)."""
+    """prev + g, in place only into an array this pass allocated (or one nothing else can
+    see); ``owned[0]``: the sum is such an array (or an immutable scalar)."""
     tp = type(prev)
     owned[0] = True
     if tp is type(g):
@@ -788,6 +796,9 @@ cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):
             if prev_owned:
                 prev += g
                 return prev
+            if _exclusive(g):
+                g += prev      # = prev + g (addition commutes), without a new array
+                return g
             return prev + g
     elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
         return g.mut_add(prev)
@@ -801,7 +812,7 @@ cdef object _first_contribution(object g, bint* owned):
     else via the hook (which turns a sparse cotangent into an array of its own)."""
     tp = type(g)
     if _is_fast(tp):
-        owned[0] = False
+        owned[0] = tp is _ndarray and _exclusive(g)
         return g
     if tp is _sparse_type:
         owned[0] = True

@@ -311,6 +311,48 @@ UNARY_RULES = {}
 _ANS, _ARGS, _NOTHING = ("ans",), ("args",), ()
 
 
+# A rule's temporary (an array it has just made) can take the rule's last operation in
+# place when the other operand is a plain array of the same shape and dtype: the same
+# values (the operation commutes or keeps its order), one large allocation fewer (W4).
+def _fresh(t, g):
+    return type(t) is _ndarray and type(g) is _ndarray and _same_layout(t, g)
+
+
+def _times_g(t, g):
+    """``g * t`` for a fresh array t."""
+    if _fresh(t, g):
+        t *= g
+        return t
+    return g * t
+
+
+def _g_over(g, t):
+    """``g / t`` for a fresh array t."""
+    if _fresh(t, g):
+        return onp.divide(g, t, out=t)
+    return g / t
+
+
+def _one_minus_square(ans):
+    """``1 - ans * ans``."""
+    t = ans * ans
+    if type(t) is _ndarray:
+        return onp.subtract(1, t, out=t)
+    return 1 - t
+
+
+def _sin_vjp(g, ans, x, *args, **kwargs):
+    return _times_g(_cos(x), g)
+
+
+def _cos_vjp(g, ans, x, *args, **kwargs):
+    t = _sin(x)
+    if _fresh(t, g):           # -g * sin(x) == -(g * sin(x)), bit for bit
+        t *= g
+        return onp.negative(t, out=t)
+    return -g * t
+
+
 def _unary(fun, rule, uses=_ARGS):
     _defvjp(fun, rule, uses=uses)
     UNARY_RULES[fun] = rule
@@ -324,16 +366,16 @@ _unary(anp.expm1, lambda g, ans, x, *a, **k: g * (ans + 1), _ANS)
 _unary(anp.log, lambda g, ans, x, *a, **k: g / x)
 _unary(anp.log2, lambda g, ans, x, *a, **k: g / (x * _LOG2))
 _unary(anp.log10, lambda g, ans, x, *a, **k: g / (x * _LOG10))
-_unary(anp.log1p, lambda g, ans, x, *a, **k: g / (x + 1))
-_unary(anp.sin, lambda g, ans, x, *a, **k: g * _cos(x))
-_unary(anp.cos, lambda g, ans, x, *a, **k: -g * _sin(x))
+_unary(anp.log1p, lambda g, ans, x, *a, **k: _g_over(g, x + 1))
+_unary(anp.sin, _sin_vjp)
+_unary(anp.cos, _cos_vjp)
 _unary(anp.tan, lambda g, ans, x, *a, **k: g / _cos(x) ** 2)
 _unary(anp.arcsin, lambda g, ans, x, *a, **k: g / _sqrt(1 - x ** 2))
 _unary(anp.arccos, lambda g, ans, x, *a, **k: -g / _sqrt(1 - x ** 2))
 _unary(anp.arctan, lambda g, ans, x, *a, **k: g / (1 + x ** 2))
 _unary(anp.sinh, lambda g, ans, x, *a, **k: g * _cosh(x))
 _unary(anp.cosh, lambda g, ans, x, *a, **k: g * _sinh(x))
-_unary(anp.tanh, lambda g, ans, x, *a, **k: g * (1 - ans * ans), _ANS)
+_unary(anp.tanh, lambda g, ans, x, *a, **k: _times_g(_one_minus_square(ans), g), _ANS)
 _unary(anp.arcsinh, lambda g, ans, x, *a, **k: g / _sqrt(x ** 2 + 1))
 # sqrt(x-1) sqrt(x+1) rather than sqrt(x**2-1): the same for real x >= 1, and the right
 # branch for complex x
@@ -467,7 +509,11 @@ def _power_vjp_base(g, ans, x, y, *args, **kwargs):
         if y == 0:
             return None
         if y == 2:
-            return unbroadcast(g * x * 2.0, x)   # (g * 2) * x exactly, one array op fewer
+            t = g * x                 # (g * x) * 2.0, the second product in place
+            if type(t) is _ndarray:
+                t *= 2.0
+                return unbroadcast(t, x)
+            return unbroadcast(t * 2.0, x)
         return unbroadcast(g * y * x ** (y - 1), x)
     return unbroadcast(g * _power_deriv_base(x, y, anp.power), x)
 
