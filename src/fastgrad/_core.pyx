@@ -841,41 +841,51 @@ def backward_pass(object g, object end_node, bint consume=False):
     return _backward_with_dicts(g, end_node, consume)
 
 
+cdef set _active_passes = set()   # stamps of the node-field passes running now (any thread)
+
+
+cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
+    """p's fields belong to another pass that is still running.  A stamp left behind by a
+    pass that ended with an exception is stale: that pass is no longer active."""
+    return p.stamp != 0 and p.stamp != stamp and p.stamp in _active_passes
+
+
 cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
     """The backward pass with its bookkeeping (consumer counts, pending sums) in node fields.
 
-    Visits nodes in the same order as toposort.  Gives up (_CONFLICT) before touching any
-    node if the graph has foreign node types or is in use by another pass (a rule of that
-    pass, or another thread, running a pass over the same graph)."""
+    Visits nodes in the same order as toposort.  Gives up (_CONFLICT) before computing
+    anything if the graph has foreign node types or is in use by another pass (a rule of
+    that pass, or another thread, running a pass over the same graph).  No list of the
+    graph's nodes is kept: each node can be freed as soon as it is processed (memory and
+    cache traffic stay flat on long graphs), and a pass that raises leaves only stale
+    stamps, which the next pass overwrites (marking a node also clears its pending sum)."""
     global _last_pass
     _last_pass += 1
     cdef unsigned long long stamp = _last_pass
     cdef VJPNode node, parent
-    cdef list marked = [end], stack = [end], ready = [end]
+    cdef list stack = [end], ready = [end]
     cdef tuple argnums
     cdef Py_ssize_t k, nparents
-    if end.stamp != 0:
+    if _in_use(end, stamp):
         return _CONFLICT
-    end.stamp, end.waiting = stamp, 0
-    while stack:
-        node = <VJPNode>stack.pop()
-        for k in range(node.nparents):
-            p = _parent(node, k)
-            if type(p) is not VJPNode or ((<VJPNode>p).stamp != 0 and (<VJPNode>p).stamp != stamp):
-                for node in marked:
-                    node.stamp = 0
-                return _CONFLICT
-            parent = <VJPNode>p
-            if parent.stamp == stamp:
-                parent.waiting += 1
-            else:
-                parent.stamp, parent.waiting = stamp, 1
-                marked.append(parent)
-                stack.append(parent)
-
-    end.pending, end.owned = g, False
-    result = None
+    _active_passes.add(stamp)
     try:
+        end.stamp, end.waiting = stamp, 0
+        while stack:
+            node = <VJPNode>stack.pop()
+            for k in range(node.nparents):
+                p = _parent(node, k)
+                if type(p) is not VJPNode or _in_use(<VJPNode>p, stamp):
+                    return _CONFLICT
+                parent = <VJPNode>p
+                if parent.stamp == stamp:
+                    parent.waiting += 1
+                else:
+                    parent.stamp, parent.waiting, parent.pending = stamp, 1, None
+                    stack.append(parent)
+
+        end.pending, end.owned = g, False
+        result = None
         while ready:
             node = <VJPNode>ready.pop()
             g, node.pending = node.pending, None
@@ -909,11 +919,9 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
             node.stamp = 0
             if consume:
                 _release(node)
-    except BaseException:
-        for node in marked:
-            node.stamp, node.pending = 0, None
-        raise
-    return result
+        return result
+    finally:
+        _active_passes.discard(stamp)
 
 
 cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node):
@@ -973,7 +981,7 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume):
                 owned.add(parent)
             else:
                 owned.discard(parent)
-        if consume and type(node) is VJPNode and (<VJPNode>node).stamp == 0:
+        if consume and type(node) is VJPNode and not _in_use(<VJPNode>node, 0):
             _release(<VJPNode>node)
     return result
 
