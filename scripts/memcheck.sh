@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Memory-safety check of fastgrad's compiled engine under valgrind memcheck.
 #
+# For the WHOLE test suite use scripts/asan.sh (AddressSanitizer, run by CI): valgrind is
+# 30-50x slower than a native run, so this script is for a few files (the default subset
+# below, or any pytest arguments) and for what ASan does not see: reads of uninitialised
+# memory, and bad accesses inside CPython or NumPy code (not instrumented by ASan).
+#
 # What it does:
 #   1. copies the working tree (src/, tests/, benchmarks/, setup.py, pyproject.toml) into a
 #      temporary directory, without build products, so the shared (editable) install is

@@ -78,13 +78,13 @@ def gc_was_enabled():
     assert gc.isenabled(), "the collector was disabled before the test"
     yield
     # A failed test may leave fastgrad's count of collector pauses too high, which would
-    # hide the same fault in the tests after it: end any pause left over (resume_gc does
-    # nothing once the count is 0), then switch the collector on.
-    from fastgrad import _gc
-    resume = getattr(_gc, "resume_gc", None)
-    if resume is not None:
-        for _ in range(1000):
-            resume()
+    # hide the same fault in the tests after it: end any pause left over, then switch the
+    # collector on.
+    from fastgrad._engine import engine
+    for _ in range(1000):
+        if engine.gc_pause_depth() == 0:
+            break
+        engine.resume_gc()
     gc.enable()
 
 
@@ -509,6 +509,29 @@ def _loop_heads(code):
     return heads
 
 
+def _unguardable_moments():
+    """The moments of the pure engine's pause of the collector that _interrupt_at leaves out,
+    as {code: trace event}.  Its GCPause is written in Python, and a with statement cannot
+    make a Python context manager atomic:
+    - "call" of resume_gc (its __exit__): CPython does deliver a Ctrl-C on entering a Python
+      function, before its first line, and the with statement does not call __exit__ again,
+      so that pause is never ended.  No Python code can guard this moment (PEP 419 proposed
+      interpreter support for it and was deferred); it is a known limit of the pure engine.
+    - "return" of pause_gc (its __enter__): not a moment of CPython's with statement, which
+      checks for signals only inside its block once __enter__ has returned (so __exit__
+      runs); a tracer raising at that return is something CPython itself never does.
+    Every other moment inside the pause is tested (pause_gc undoes a pause it was
+    interrupted in).  The compiled GCPause is C code, has neither moment, and is tested
+    at all of its moments."""
+    if fastgrad.COMPILED:
+        return {}
+    from fastgrad._engine import engine
+    return {engine.resume_gc.__code__: "call", engine.pause_gc.__code__: "return"}
+
+
+_UNGUARDABLE = _unguardable_moments()
+
+
 def _interrupt_at(call, trigger, k, where=None):
     """Run ``call()``, raising KeyboardInterrupt at the ``k``-th moment, counted once
     ``trigger`` is set, at which CPython (3.11) can deliver a Ctrl-C: its signal handler
@@ -525,6 +548,8 @@ def _interrupt_at(call, trigger, k, where=None):
         # (not in threading.py: the test's own Event.set must not be broken into; not in
         # .pyx: a line-tracing debug build would report lines of compiled code)
         if frame.f_code.co_filename.endswith((".pyx", "threading.py")):
+            return
+        if _UNGUARDABLE.get(frame.f_code) == label:
             return
         count[0] += 1
         if count[0] == k:
