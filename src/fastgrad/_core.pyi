@@ -29,6 +29,35 @@ def set_box_arithmetic(ops: Dict[str, Tuple[Any, Any]], fast_value_types: Any,
     """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives for
     add, sub, mul, truediv, pow, mod, matmul and neg."""
 
+def use_compiled_operators(cls: type) -> None:
+    """Give the Python subclass ``cls`` of ArithmeticBox the C operator slots (for each
+    operator it does not override)."""
+
+def set_cotangent_sum_hooks(start: Optional[Callable[[Any], Any]],
+                            finish: Optional[Callable[[Any], Any]]) -> None:
+    """``start(g)``: the first term of a sum a sparse cotangent starts; ``finish(total)``:
+    what an owned sum that is not a scalar or an array becomes before a rule reads it."""
+
+def same_layout(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are ndarrays of the same shape and dtype."""
+
+# Scalar kernels (compiled engine only; the pure engine's names are empty / no-ops):
+# C arithmetic for primitives and reverse rules on float64 scalars (_scalar_kernels.h).
+def scalar_kernel_names() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
+    """(unary forward, binary forward, reverse) kernel names."""
+
+def set_scalar_kernel(prim: "Primitive", name: Optional[str], needs_float64: bool = ...) -> None:
+    """Compute ``prim`` on float64/float scalars with the forward kernel ``name`` (None: off)."""
+
+def set_scalar_vjp(rule: "VJPRule", argnum: int, name: Optional[str]) -> None:
+    """Compute ``rule``'s entry for argnum 0 or 1 on float64 scalars with a reverse kernel."""
+
+def eval_scalar_kernel(name: str, *xs: float) -> float:
+    """The forward kernel ``name`` at ``xs`` (compiled engine only)."""
+
+def eval_scalar_vjp(name: str, g: float, ans: float, x: float, y: float) -> float:
+    """The reverse kernel ``name`` at (g, ans, x, y) (compiled engine only)."""
+
 class Box:
     """A value being traced."""
     type_mappings: ClassVar[Dict[type, type]]
