@@ -844,6 +844,23 @@ def backward_pass(object g, object end_node, bint consume=False):
 cdef set _active_passes = set()   # stamps of the node-field passes running now (any thread)
 
 
+# Stacks of nodes as a list plus a top index: list.pop shrinks (reallocates) a list whose
+# length swings between 0 and 2, as the stacks of a chain-like graph do on every node.
+cdef inline void _push(list stack, Py_ssize_t* top, object x):
+    if top[0] < len(stack):
+        stack[top[0]] = x
+    else:
+        stack.append(x)
+    top[0] += 1
+
+
+cdef inline object _pop(list stack, Py_ssize_t* top):
+    top[0] -= 1
+    x = stack[top[0]]
+    stack[top[0]] = None   # the stack holds no reference to a node once it is taken
+    return x
+
+
 cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
     """p's fields belong to another pass that is still running.  A stamp left behind by a
     pass that ended with an exception is stale: that pass is no longer active."""
@@ -864,6 +881,7 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
     cdef unsigned long long stamp = _last_pass
     cdef VJPNode node, parent
     cdef list stack = [end], ready = [end]
+    cdef Py_ssize_t n_stack = 1, n_ready = 1
     cdef tuple argnums
     cdef Py_ssize_t k, nparents
     if _in_use(end, stamp):
@@ -871,8 +889,8 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
     _active_passes.add(stamp)
     try:
         end.stamp, end.waiting = stamp, 0
-        while stack:
-            node = <VJPNode>stack.pop()
+        while n_stack:
+            node = <VJPNode>_pop(stack, &n_stack)
             for k in range(node.nparents):
                 p = _parent(node, k)
                 if type(p) is not VJPNode or _in_use(<VJPNode>p, stamp):
@@ -882,12 +900,12 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
                     parent.waiting += 1
                 else:
                     parent.stamp, parent.waiting, parent.pending = stamp, 1, None
-                    stack.append(parent)
+                    _push(stack, &n_stack, parent)
 
         end.pending, end.owned = g, False
         result = None
-        while ready:
-            node = <VJPNode>ready.pop()
+        while n_ready:
+            node = <VJPNode>_pop(ready, &n_ready)
             g, node.pending = node.pending, None
             nparents = node.nparents
             if node.owned and _finish_sum is not None and g is not None and not _is_fast(type(g)):
@@ -915,7 +933,7 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
                 parent = <VJPNode>_parent(node, k)
                 parent.waiting -= 1
                 if parent.waiting == 0:
-                    ready.append(parent)
+                    _push(ready, &n_ready, parent)
             node.stamp = 0
             if consume:
                 _release(node)
