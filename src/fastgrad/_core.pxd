@@ -21,6 +21,7 @@ cdef class Primitive:
     cdef fg_kernel2 kernel2          # C version of fun on two float64/float, or NULL
     cdef object kernel_fun           # the fun the kernel stands for: it applies only while fun is this
     cdef bint kernel_needs_float64   # fun gives a float64 only if an argument is one (Python's operators)
+    cdef void* _vectorcall           # CPython's vectorcall entry for this object (calls without a tuple)
     cdef dict __dict__               # __name__, __doc__, __wrapped__ and the raw function's attributes
 
 

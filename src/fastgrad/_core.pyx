@@ -244,10 +244,14 @@ cdef object _box_binop(int op, object box, object other, bint reflected):
     prim = _fast_ops[op] if _fast_operands((<Box>box)._value, other) else _general_ops[op]
     if prim is None:
         return NotImplemented
-    args = (other, box) if reflected else (box, other)
+    cdef PyObject* argv[2]
+    if reflected:
+        argv[0], argv[1] = <PyObject*>other, <PyObject*>box
+    else:
+        argv[0], argv[1] = <PyObject*>box, <PyObject*>other
     if isinstance(prim, Primitive):
-        return _call_primitive(<Primitive>prim, args, NULL)
-    return prim(*args)
+        return _call_primitive(<Primitive>prim, argv, 2, NULL)
+    return PyObject_Vectorcall(prim, argv, 2, NULL)
 
 
 _POW_MODULO = "pow() with a modulus is not differentiable (use x ** y % m on floats instead)"
@@ -371,6 +375,14 @@ cpdef object getval(object x):
 cdef class Primitive:
     """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
 
+    def __cinit__(self, *args, **kwargs):
+        # the C entry for calls from Python, for the two engine types only (a Python
+        # subclass may define its own __call__, which vectorcall would skip)
+        if type(self) is Primitive:
+            self._vectorcall = FG_PRIMITIVE_VECTORCALL
+        elif type(self) is NotracePrimitive:
+            self._vectorcall = FG_NOTRACE_VECTORCALL
+
     def __init__(self, fun):
         self.fun = fun
         self._notrace_types = None
@@ -381,8 +393,8 @@ cdef class Primitive:
         self.__wrapped__ = fun
 
     def __call__(self, *args, **kwargs):
-        # Calls normally arrive through _primitive_tp_call (no keyword dict is made per call).
-        return _call_primitive(self, args, <PyObject*>kwargs if kwargs else NULL)
+        # Calls normally arrive through the C entries below (vectorcall or tp_call).
+        return _call_primitive(self, fg_tuple_items(args), len(args), <PyObject*>kwargs if kwargs else NULL)
 
     def __get__(self, obj, objtype):
         return self if obj is None else _types.MethodType(self, obj)
@@ -395,17 +407,18 @@ cdef class NotracePrimitive(Primitive):
     """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
 
     def __call__(self, *args, **kwargs):
-        return _call_notrace(self, args, <PyObject*>kwargs if kwargs else NULL)
+        return _call_notrace(self, fg_tuple_items(args), len(args), <PyObject*>kwargs if kwargs else NULL)
 
 
-cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
-    """Call ``self`` on ``args`` (and the keyword dict ``kw``, or NULL), recording a node if any
-    argument is a box: the innermost trace's boxes are unboxed and become the node's parents."""
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i, j, count = 0
+cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
+    """Call ``self`` on the ``n`` arguments at ``argv`` (and the keyword dict ``kw``, or NULL),
+    recording a node if any argument is a box: the innermost trace's boxes are unboxed and
+    become the node's parents."""
+    cdef Py_ssize_t i, j, count = 0
     cdef long long top = -1, t
     cdef object a, node_type = None
     for i in range(n):
-        a = <object>PyTuple_GET_ITEM(args, i)
+        a = <object>argv[i]
         if _is_box(a):
             t = (<Box>a)._trace
             if t > top:
@@ -413,7 +426,7 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
             elif t == top:
                 count += 1
     if top < 0:
-        return _call_raw(self, args, kw)
+        return _call_raw(self, argv, n, kw)
 
     # Unbox the arguments of the innermost trace; note whether any box is left.  One
     # parent is kept as the node itself, more in a tuple.
@@ -424,7 +437,7 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
     cdef unsigned int mask = 0     # which of the first 8 arguments are boxed, to share argnums tuples
     j = 0
     for i in range(n):
-        a = <object>PyTuple_GET_ITEM(args, i)
+        a = <object>argv[i]
         if _is_box(a):
             if (<Box>a)._trace == top:
                 node = (<Box>a)._node
@@ -443,11 +456,11 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
         Py_INCREF(a)
         PyTuple_SET_ITEM(argvals, i, a)
 
-    argnums = _argnums_of(args, top, mask)
+    argnums = _argnums_of(argv, n, top, mask)
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
         ans = PyObject_Call(self, argvals, kw)
     else:
-        ans = _call_raw(self, argvals, kw)
+        ans = _call_raw(self, fg_tuple_items(argvals), n, kw)
     if self._notrace_types is not None and node_type in self._notrace_types:
         return ans
     kwargs = <object>kw if kw is not NULL else None
@@ -459,64 +472,117 @@ cdef object _call_primitive(Primitive self, tuple args, PyObject* kw):
     return _new_box(ans, top, node)
 
 
-cdef inline object _call_raw(Primitive self, tuple args, PyObject* kw):
-    """``self.fun(*args, **kw)``: by the primitive's scalar kernel when it has one and the
-    arguments are float64 / float scalars, else by calling ``fun``."""
-    if self.kernel_fun is not None and kw is NULL and self.kernel_fun is self.fun:
-        ans = _by_kernel(self, args)
-        if ans is not None:
-            return ans
-    return PyObject_Call(self.fun, args, kw)
+cdef inline object _call_raw(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
+    """``self.fun(*argv[:n], **kw)``: by the primitive's scalar kernel when it has one and
+    the arguments are float64 / float scalars, else by calling ``fun``."""
+    if kw is NULL:
+        if self.kernel_fun is not None and self.kernel_fun is self.fun:
+            ans = _by_kernel(self, argv, n)
+            if ans is not None:
+                return ans
+        return PyObject_Vectorcall(self.fun, argv, n, NULL)
+    return PyObject_Call(self.fun, _tuple_of(argv, n), kw)
+
+
+cdef tuple _tuple_of(PyObject** argv, Py_ssize_t n):
+    cdef tuple t = PyTuple_New(n)
+    for i in range(n):
+        Py_INCREF(<object>argv[i])
+        PyTuple_SET_ITEM(t, i, <object>argv[i])
+    return t
 
 
 cdef list _argnums_by_mask = [tuple([i for i in range(8) if m & (1 << i)]) for m in range(256)]
 
-cdef tuple _argnums_of(tuple args, long long top, unsigned int mask):
-    """Positions of the boxes of trace ``top`` in ``args``: one shared tuple per pattern
-    among the first 8 arguments (recording stores no tuple of its own)."""
+cdef tuple _argnums_of(PyObject** argv, Py_ssize_t n, long long top, unsigned int mask):
+    """Positions of the boxes of trace ``top`` among the arguments: one shared tuple per
+    pattern among the first 8 arguments (recording stores no tuple of its own)."""
     if mask < 256:
         return <tuple>_argnums_by_mask[mask]
-    return tuple([i for i, a in enumerate(args) if isinstance(a, Box) and (<Box>a)._trace == top])
+    return tuple([i for i in range(n) if isinstance(<object>argv[i], Box)
+                  and (<Box><object>argv[i])._trace == top])
 
 
-cdef object _call_notrace(Primitive self, tuple args, PyObject* kw):
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i
+cdef object _call_notrace(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
+    cdef Py_ssize_t i
     cdef tuple argvals = PyTuple_New(n)
     for i in range(n):
-        a = getval(<object>PyTuple_GET_ITEM(args, i))
+        a = getval(<object>argv[i])
         Py_INCREF(a)
         PyTuple_SET_ITEM(argvals, i, a)
     return PyObject_Call(self.fun, argvals, kw)
 
 
-# Python's call protocol hands a type's tp_call the positional tuple and the keyword dict
-# or NULL.  A `def __call__(*args, **kwargs)` would build an empty dict on every call and
-# keep it on the node, so the two primitive types get these C entry points instead.
+# Calls from Python reach the two primitive types through vectorcall: CPython passes the
+# arguments as an array (no tuple is made per call) and keyword names separately (turned
+# into a dict only when there are keywords; the node keeps None otherwise).  tp_call, for
+# callers that build a tuple anyway, passes the tuple's item array.
 cdef extern from *:
     """
-    typedef PyObject *(*fg_callfunc)(PyObject *, PyObject *, PyObject *);
+    typedef PyObject *(*fg_callfunc)(PyObject *, PyObject **, Py_ssize_t, PyObject *);
     static fg_callfunc fg_primitive_impl = NULL, fg_notrace_impl = NULL;
+    static PyObject **fg_tuple_items(PyObject *t) { return ((PyTupleObject *)t)->ob_item; }
+    static PyObject *fg_call_keywords(fg_callfunc impl, PyObject *self, PyObject *const *args,
+                                      size_t nargsf, PyObject *kwnames) {
+        Py_ssize_t n = PyVectorcall_NARGS(nargsf), i, nkw;
+        PyObject *kw, *result;
+        if (kwnames == NULL || (nkw = PyTuple_GET_SIZE(kwnames)) == 0)
+            return impl(self, (PyObject **)args, n, NULL);
+        kw = PyDict_New();
+        if (kw == NULL) return NULL;
+        for (i = 0; i < nkw; i++) {
+            if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+                Py_DECREF(kw);
+                return NULL;
+            }
+        }
+        result = impl(self, (PyObject **)args, n, kw);
+        Py_DECREF(kw);
+        return result;
+    }
+    static PyObject *fg_primitive_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                             PyObject *kwnames) {
+        return fg_call_keywords(fg_primitive_impl, self, args, nargsf, kwnames);
+    }
+    static PyObject *fg_notrace_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                           PyObject *kwnames) {
+        return fg_call_keywords(fg_notrace_impl, self, args, nargsf, kwnames);
+    }
     static PyObject *fg_primitive_tp_call(PyObject *self, PyObject *args, PyObject *kw) {
-        return fg_primitive_impl(self, args, (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
+        return fg_primitive_impl(self, fg_tuple_items(args), PyTuple_GET_SIZE(args),
+                                 (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
     }
     static PyObject *fg_notrace_tp_call(PyObject *self, PyObject *args, PyObject *kw) {
-        return fg_notrace_impl(self, args, (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
+        return fg_notrace_impl(self, fg_tuple_items(args), PyTuple_GET_SIZE(args),
+                               (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
     }
-    static void fg_install_calls(PyObject *primitive_type, PyObject *notrace_type) {
-        ((PyTypeObject *)primitive_type)->tp_call = fg_primitive_tp_call;
-        ((PyTypeObject *)notrace_type)->tp_call = fg_notrace_tp_call;
-        PyType_Modified((PyTypeObject *)primitive_type);
-        PyType_Modified((PyTypeObject *)notrace_type);
+    #define FG_PRIMITIVE_VECTORCALL ((void *)fg_primitive_vectorcall)
+    #define FG_NOTRACE_VECTORCALL ((void *)fg_notrace_vectorcall)
+    static void fg_install_calls(PyObject *primitive_type, PyObject *notrace_type,
+                                 Py_ssize_t vectorcall_offset) {
+        PyTypeObject *types[2] = {(PyTypeObject *)primitive_type, (PyTypeObject *)notrace_type};
+        for (int i = 0; i < 2; i++) {
+            types[i]->tp_vectorcall_offset = vectorcall_offset;
+            types[i]->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+            PyType_Modified(types[i]);
+        }
+        types[0]->tp_call = fg_primitive_tp_call;
+        types[1]->tp_call = fg_notrace_tp_call;
     }
     """
-    ctypedef PyObject* (*fg_callfunc)(PyObject*, PyObject*, PyObject*)
+    ctypedef PyObject* (*fg_callfunc)(PyObject*, PyObject**, Py_ssize_t, PyObject*)
     fg_callfunc fg_primitive_impl
     fg_callfunc fg_notrace_impl
-    void fg_install_calls(object primitive_type, object notrace_type)
+    PyObject** fg_tuple_items(tuple t)
+    void* FG_PRIMITIVE_VECTORCALL
+    void* FG_NOTRACE_VECTORCALL
+    void fg_install_calls(object primitive_type, object notrace_type, Py_ssize_t vectorcall_offset)
 
 fg_primitive_impl = <fg_callfunc>_call_primitive
 fg_notrace_impl = <fg_callfunc>_call_notrace
-fg_install_calls(Primitive, NotracePrimitive)
+cdef Primitive _probe = Primitive.__new__(Primitive, None)   # for the field's offset
+fg_install_calls(Primitive, NotracePrimitive, <char*>&_probe._vectorcall - <char*><PyObject*>_probe)
+_probe = None
 
 
 def register_notrace(node_type, prim):

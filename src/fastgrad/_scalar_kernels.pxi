@@ -43,20 +43,19 @@ cdef inline bint _is_float(object x):
     return type(x) is _float64 or type(x) is float
 
 
-cdef object _by_kernel(Primitive self, tuple args):
-    """``self.fun(*args)`` computed by the primitive's kernel, or None when the kernel does
-    not apply (wrong number or types of arguments, or a result NumPy might warn about)."""
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(args)
+cdef object _by_kernel(Primitive self, PyObject** argv, Py_ssize_t n):
+    """``self.fun(*argv[:n])`` computed by the primitive's kernel, or None when the kernel
+    does not apply (wrong number or types of arguments, or a result NumPy might warn about)."""
     cdef double r
     if n == 1 and self.kernel1 is not NULL:
-        a = <object>PyTuple_GET_ITEM(args, 0)
+        a = <object>argv[0]
         if type(a) is _float64 or (type(a) is float and not self.kernel_needs_float64):
             r = self.kernel1(PyFloat_AS_DOUBLE(a))
             if fg_is_clean(r):
                 return fg_new_float64(_float64, r)
     elif n == 2 and self.kernel2 is not NULL:
-        a = <object>PyTuple_GET_ITEM(args, 0)
-        b = <object>PyTuple_GET_ITEM(args, 1)
+        a = <object>argv[0]
+        b = <object>argv[1]
         if _is_float(a) and _is_float(b) and (
                 not self.kernel_needs_float64 or type(a) is _float64 or type(b) is _float64):
             r = self.kernel2(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b))
