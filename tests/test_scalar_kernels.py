@@ -74,7 +74,7 @@ def test_reverse_kernel_matches_python_rule_bit_for_bit(key):
     name = kernels.ENABLED[key]
     rule = primitive_vjps[prim]
     python_rule = rule.entries[argnum][1]
-    unary = prim.__name__ in ("negative", "square", "sin", "cos", "exp", "log", "tanh", "sqrt")
+    unary = prim not in kernels._BINARY
     xs = _values(400, 3, positive=prim.__name__ in ("log", "sqrt"))
     ys, gs = _values(400, 4)[:len(xs)], _values(400, 5)[:len(xs)]
     with onp.errstate(all="ignore"):
@@ -112,6 +112,15 @@ def test_values_numpy_warns_about_take_numpy_path(case):
     assert type(fg_value) is type(np_value)
     assert _bits(fg_value) == _bits(np_value)
     assert fg_messages == np_messages and np_messages
+
+
+@pytest.mark.parametrize("f", [lambda x: onp.float64(2.0) * x * onp.float64(3.0),
+                               lambda x: onp.float64(2.0) - x, lambda x: x / onp.float64(3.0) + x,
+                               lambda x: np.sin(x) * onp.float64(2.0)])
+def test_a_float32_argument_gets_a_float32_cotangent(f):
+    # the binary rules cast to their argument's dtype: a kernel must not skip that
+    g = grad(f)(onp.float32(1.5))
+    assert type(g) is onp.float32
 
 
 def test_errstate_raise_is_honoured_in_forward_and_backward():

@@ -843,9 +843,10 @@ def same_layout(a, b):
 cdef inline bint _exclusive(object a):
     """An ndarray (a rule's result) that nothing else can see: the caller holds the only
     reference, it owns its data and is writable.  The pass may then add into it, as into
-    a sum it made itself."""
-    return Py_REFCNT(a) == 1 and cnp.PyArray_BASE(<cnp.ndarray>a) is NULL \
-        and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a)
+    a sum it made itself.  Not a 0-d array: NumPy's arithmetic gives scalars for those,
+    and a sum made in place would stay an array (the pure engine would give a scalar)."""
+    return Py_REFCNT(a) == 1 and cnp.PyArray_NDIM(<cnp.ndarray>a) > 0 \
+        and cnp.PyArray_BASE(<cnp.ndarray>a) is NULL and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a)
 
 
 cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):

@@ -206,7 +206,7 @@ def set_scalar_kernel(prim, name, needs_float64=False):
     pass
 
 
-def set_scalar_vjp(rule, argnum, name):
+def set_scalar_vjp(rule, argnum, name, checks_target=False):
     pass
 
 

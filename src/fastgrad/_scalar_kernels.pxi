@@ -178,9 +178,12 @@ def set_scalar_kernel(Primitive prim, name, bint needs_float64=False):
     prim.kernel_fun, prim.kernel_needs_float64 = prim.fun, needs_float64
 
 
-def set_scalar_vjp(VJPRule rule, int argnum, name):
+def set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target=False):
     """Compute ``rule``'s DIRECT entry for ``argnum`` (0 or 1) on float64 scalars with the
-    reverse kernel ``name`` (``"g"``: the rule returns g itself); ``None`` switches it off."""
+    reverse kernel ``name`` (``"g"``: the rule returns g itself); ``None`` switches it off.
+    ``checks_target``: the rule casts its result to that argument's type (unbroadcast), so
+    the kernel applies only when the argument is a float64 or a float too ("g" always
+    checks)."""
     if not 0 <= argnum < 2:
         raise ValueError("reverse scalar kernels exist for argnums 0 and 1 only")
     if name is not None and rule.kinds[argnum] != K_DIRECT:
@@ -193,6 +196,8 @@ def set_scalar_vjp(VJPRule rule, int argnum, name):
         return
     cdef int k = _vjp_kernel_index(name)
     rule.kernels[argnum], rule.kernel_reads[argnum] = fg_vjp_kernels[k].f, fg_vjp_kernels[k].reads
+    if checks_target:
+        rule.kernel_reads[argnum] |= FG_READS_X if argnum == 0 else FG_READS_Y
 
 
 def eval_scalar_kernel(name, *xs):

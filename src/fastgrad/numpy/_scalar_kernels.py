@@ -87,7 +87,7 @@ def _reverse_ok(prim, argnum, name):
     if type(rule) is not _engine.VJPRule or entry is None or entry[0] != _engine.DIRECT:
         return False
     python_rule = entry[1]
-    unary = prim.fun in (_np.negative,) or prim.__name__ in _UNARY_NAMES
+    unary = prim not in _BINARY
     with _np.errstate(all="ignore"):
         for x, y, g in zip(_XS, _YS, _GS):
             if prim.__name__ in ("log", "sqrt"):
@@ -106,7 +106,9 @@ def _reverse_ok(prim, argnum, name):
     return True
 
 
-_UNARY_NAMES = frozenset(["negative", "square", "sin", "cos", "exp", "log", "tanh", "sqrt"])
+# primitives whose rules unbroadcast (and cast) to the argument
+_BINARY = frozenset([anp.add, anp.subtract, anp.multiply, anp.true_divide, anp.add_op,
+                     anp.subtract_op, anp.multiply_op, anp.true_divide_op])
 
 ENABLED = {}   # what was switched on: (primitive name, "forward" or argnum) -> kernel
 
@@ -125,7 +127,8 @@ def install():
     for prim, kernels in REVERSE.items():
         for argnum, name in kernels.items():
             if name in reverse and _reverse_ok(prim, argnum, name):
-                _engine.set_scalar_vjp(primitive_vjps[prim], argnum, name)
+                # binary rules unbroadcast (and cast) to the argument: its type is checked too
+                _engine.set_scalar_vjp(primitive_vjps[prim], argnum, name, prim in _BINARY)
                 ENABLED[(prim, argnum)] = name
 
 
