@@ -353,8 +353,8 @@ def generate(ch):
         keep = ch.choice([ndim, ndim, ch.integer(0, ndim)]) if ndim else 0
         shape = [d if ch.choice([True, True, False]) else 1 for d in base[ndim - keep:]]
         kind = "array"
-        if not shape:
-            kind = ch.choice(["array", "pyfloat"])
+        if not shape:   # a 0-d array, a Python float, or a NumPy scalar (np.float64 / np.float32)
+            kind = ch.choice(["array", "pyfloat", "npscalar"])
         dtype = "float64"
         if dtype_mode == "float32" or (dtype_mode == "mixed" and i == 0):
             dtype = "float32"
@@ -528,6 +528,8 @@ def make_inputs(prog, force_float64=False):
         x = onp.array(inp["values"], dtype=dtype).reshape(inp["shape"])
         if inp["kind"] == "pyfloat" and not force_float64:
             x = float(x)
+        elif inp["kind"] == "npscalar" and not force_float64:
+            x = x[()]
         xs.append(x)
     return xs
 
@@ -745,7 +747,7 @@ def seeded_results(seeds):
         prog = generate(RandomChooser(seed))
         _, value, grads = fastgrad_value_and_grads(prog)
         out[str(seed)] = [float(value), [onp.asarray(g, dtype=onp.float64).tolist() for g in grads],
-                          [str(onp.asarray(g).dtype) for g in grads]]
+                          [[type(g).__name__, str(onp.asarray(g).dtype)] for g in grads]]
     return out
 
 
@@ -805,5 +807,5 @@ def test_generator_makes_varied_programs():
     names = {op["name"] for p in progs for op in p["ops"]}
     assert len(names) >= 90, sorted(names)
     assert {i["dtype"] for p in progs for i in p["inputs"]} == {"float64", "float32"}
-    assert {i["kind"] for p in progs for i in p["inputs"]} == {"array", "pyfloat"}
+    assert {i["kind"] for p in progs for i in p["inputs"]} == {"array", "pyfloat", "npscalar"}
     assert max(len(i["shape"]) for p in progs for i in p["inputs"]) == 3
