@@ -22,6 +22,10 @@ cdef extern from "_scalar_kernels.h":
     const fg_named_vjp* fg_vjp_kernels
     bint fg_is_clean(double r)
     int FG_READS_ANS, FG_READS_X, FG_READS_Y
+    double fg_v_neg_g(double, double, double, double)
+    double fg_v_g_times_y(double, double, double, double)
+    double fg_v_x_times_g(double, double, double, double)
+    double fg_v_g_over_y(double, double, double, double)
 
 cdef extern from *:
     """
@@ -79,10 +83,15 @@ cdef inline bint _cotangent_value(object g, double* out):
 
 cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, tuple args, dict kwargs):
     """The cotangent of argument ``i`` by the rule's kernel, or None when it does not
-    apply: g must be a float64 and every value the kernel reads a float64 or float."""
+    apply: g must be a float64 and every value the kernel reads a float64 or float (or,
+    for the one-operation rules of + - * /, all arrays of one shape and dtype)."""
     cdef int reads = rule.kernel_reads[i]
     cdef double x = 0.0, y = 0.0, a = 0.0, gv = 0.0, r
-    if kwargs or not _cotangent_value(g, &gv):
+    if kwargs:
+        return None
+    if type(g) is _ndarray and cnp.PyArray_NDIM(<cnp.ndarray>g) > 0:
+        return _vjp_on_arrays(rule, i, g, args)
+    if not _cotangent_value(g, &gv):
         return None
     if reads & FG_READS_X or reads == READS_IDENTITY and i == 0:
         if PyTuple_GET_SIZE(args) < 1 or not _is_float(<object>PyTuple_GET_ITEM(args, 0)):
@@ -101,6 +110,39 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, tup
     r = rule.kernels[i](gv, a, x, y)
     if fg_is_clean(r):
         return fg_new_float64(_float64, r)
+    return None
+
+
+cdef inline bint _like(object a, object g):
+    return type(a) is _ndarray and _same_layout(a, g)
+
+
+cdef object _vjp_on_arrays(VJPRule rule, Py_ssize_t i, object g, tuple args):
+    """The rules g, -g, g * y, x * g and g / y when g and the arguments they read and
+    unbroadcast to are arrays of g's shape and dtype: the one NumPy operation the Python
+    rule does (unbroadcast then returns it as it is), without calling the rule.  None
+    when that is not the case."""
+    cdef int reads = rule.kernel_reads[i]
+    cdef fg_vjp_kernel k = rule.kernels[i]
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(args)
+    if n <= i:
+        return None
+    target = <object>PyTuple_GET_ITEM(args, i)
+    if reads == READS_IDENTITY:
+        return g if _like(target, g) else None
+    if reads & (FG_READS_X if i == 0 else FG_READS_Y) and not _like(target, g):
+        return None   # a binary rule: it would unbroadcast or cast
+    if k == fg_v_neg_g:
+        return -g
+    if n < 2:
+        return None
+    x, y = <object>PyTuple_GET_ITEM(args, 0), <object>PyTuple_GET_ITEM(args, 1)
+    if k == fg_v_g_times_y and _like(y, g):
+        return g * y
+    if k == fg_v_x_times_g and _like(x, g):
+        return x * g
+    if k == fg_v_g_over_y and _like(y, g):
+        return g / y
     return None
 
 
