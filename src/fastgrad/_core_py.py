@@ -28,17 +28,34 @@ _sparse_type = None                     # set by core: the sparse cotangent type
 _gc_lock = threading.Lock()
 _gc_state = [0, False]   # differentiations in progress, collector state before the first
 
+# Ctrl-C arrives as a KeyboardInterrupt on entering a Python function or right after a call
+# returns (not on returning from __enter__ to its with statement).  pause_gc undoes its pause
+# if one lands part way; resume_gc can only be interrupted once its work is done, except on
+# entering it: no Python code can guard that moment (a with statement does not call __exit__
+# again, so that pause never ends).  The compiled GCPause is C and has no such moment.
+
 
 def pause_gc():
     """Stop the cyclic collector until the matching resume_gc (counted across threads)."""
-    with _gc_lock:
-        if _gc_state[0] == 0:
-            _gc_state[1] = gc.isenabled()
+    counted = False
+    try:
+        with _gc_lock:
+            if _gc_state[0] == 0:
+                _gc_state[1] = gc.isenabled()
+            _gc_state[0] += 1
+            counted = True
             gc.disable()
-        _gc_state[0] += 1
+    except BaseException:   # interrupted part way: as if never called (inline: a call could be)
+        if counted:
+            with _gc_lock:
+                _gc_state[0] -= 1
+                if _gc_state[0] == 0 and _gc_state[1]:
+                    gc.enable()
+        raise
 
 
-def resume_gc():
+def resume_gc(*exc_info):
+    """End one pause (the arguments, which a with statement passes, are ignored)."""
     with _gc_lock:
         if _gc_state[0] > 0:
             _gc_state[0] -= 1
@@ -54,13 +71,8 @@ def gc_pause_depth():
 class GCPause:
     """``with GCPause():`` pauses the collector for the block."""
     __slots__ = ()
-
-    def __enter__(self):
-        pause_gc()
-
-    def __exit__(self, *exc):
-        resume_gc()
-        return False
+    __enter__ = staticmethod(pause_gc)   # the functions themselves: no frame, so no moment,
+    __exit__ = staticmethod(resume_gc)   # between the with statement and their work
 
 
 _start_sum = None    # set by builtins: sparse g -> the first term of a sum it starts
