@@ -346,3 +346,43 @@ def test_scalar_seed_and_readonly_inputs():
     g = ag.grad(lambda x: anp.sum(x[IDX]) + anp.sum(x) + anp.sum(x))(x)
     expected = onp.bincount(IDX, minlength=4) + 2.0
     assert_tree_allclose(g, expected, rtol=0)
+
+
+# ---- the compiled engine's reuse of large array buffers during a gradient call ---------
+
+@pytest.mark.skipif(not getattr(ag, "COMPILED", False), reason="only fastgrad's compiled engine keeps buffers")
+def test_large_buffers_are_reused_during_a_call_and_released_after():
+    import threading
+    from fastgrad._engine import engine
+    fastgrad, fnp = ag, anp
+    x = onp.linspace(-2.0, 2.0, 300_000)        # 2.4 MB buffers: above the 128 KiB threshold
+    seen = []
+
+    def f(x):
+        y = fnp.exp(fnp.sin(x)) * x ** 2        # temporaries freed during the backward pass
+        seen.append(engine.buffer_cache_state())
+        return fnp.sum(y + fnp.log1p(x * x))
+    g = fastgrad.grad(f)(x)
+    expected = onp.exp(onp.sin(x)) * (onp.cos(x) * x ** 2 + 2 * x) + 2 * x / (1 + x * x)
+    onp.testing.assert_allclose(g, expected, rtol=1e-12)
+    installed, users, kept, kept_bytes = seen[0]
+    assert installed and users == 1
+    assert onp._core.multiarray.get_handler_name() == "fastgrad_buffer_cache"
+    # nothing is kept once the call has returned, and buffers made during the call are
+    # freed normally later (the result g was allocated under the handler)
+    assert engine.buffer_cache_state() == (True, 0, 0, 0)
+    del g
+    assert engine.buffer_cache_state() == (True, 0, 0, 0)
+    # a thread's context starts with NumPy's default handler; its first gradient call
+    # switches it, and the results are the same
+    names = []
+
+    def other():
+        names.append(onp._core.multiarray.get_handler_name())
+        names.append(float(onp.sum(fastgrad.grad(f)(x))))
+        names.append(onp._core.multiarray.get_handler_name())
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert names[0] == "default_allocator" and names[2] == "fastgrad_buffer_cache"
+    assert names[1] == pytest.approx(float(onp.sum(expected)), rel=1e-12)

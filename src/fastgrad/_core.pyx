@@ -60,21 +60,38 @@ cdef Py_ssize_t _gc_pauses = 0     # differentiations in progress (all threads, 
 cdef int _gc_was_enabled = 0       # the collector's state before the outermost one began
 
 
+cdef extern from "_buffer_cache.h":
+    void fg_cache_begin()
+    void fg_cache_end()
+    Py_ssize_t fg_cache_kept_count()
+    size_t fg_cache_kept_total()
+    Py_ssize_t fg_cache_user_count()
+    bint fg_cache_installed()
+
+
 def pause_gc():
     """Stop the cyclic collector until the matching resume_gc (counted, so nested and
-    concurrent differentiations restore it exactly once).  Atomic under the GIL."""
+    concurrent differentiations restore it exactly once), and keep large freed array
+    buffers for reuse meanwhile (_buffer_cache.h).  Atomic under the GIL."""
     global _gc_pauses, _gc_was_enabled
     if _gc_pauses == 0:
         _gc_was_enabled = PyGC_Disable()
     _gc_pauses += 1
+    fg_cache_begin()
 
 
 def resume_gc():
     global _gc_pauses
     if _gc_pauses > 0:
         _gc_pauses -= 1
+        fg_cache_end()
         if _gc_pauses == 0 and _gc_was_enabled:
             PyGC_Enable()
+
+
+def buffer_cache_state():
+    """(handler installed, gradient calls using it, buffers kept, bytes kept)."""
+    return fg_cache_installed(), fg_cache_user_count(), fg_cache_kept_count(), fg_cache_kept_total()
 
 
 def gc_pause_depth():

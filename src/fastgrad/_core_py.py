@@ -63,6 +63,12 @@ def resume_gc(*exc_info):
                 gc.enable()
 
 
+def buffer_cache_state():
+    """The compiled engine keeps large freed array buffers for reuse during a gradient
+    call; this engine does not: (installed, calls, buffers kept, bytes kept)."""
+    return False, 0, 0, 0
+
+
 def gc_pause_depth():
     """How many differentiations are pausing the collector now (0 when none)."""
     return _gc_state[0]
