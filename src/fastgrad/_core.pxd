@@ -7,6 +7,9 @@ cdef extern from "_scalar_kernels.h":
     ctypedef double (*fg_vjp_kernel)(double, double, double, double)
 
 
+from cpython.object cimport PyObject
+
+
 cdef class Box:
     cdef public object _value        # the traced value (itself a Box of an outer trace at higher order)
     cdef public long long _trace     # id of the trace that made this box; nested traces have larger ids
@@ -42,7 +45,8 @@ cdef class VJPRule:
     cdef tuple funcs                 # entries[i]'s function for argnums 0-7 (None where there is none)
     cdef fg_vjp_kernel kernels[2]     # C version of entries[0], entries[1] on float64 scalars, or NULL
     cdef int kernel_reads[2]          # FG_READS_* flags of those kernels; -1: the rule returns g itself
-    cdef object rule_for(self, Py_ssize_t argnum, object g, object ans, tuple args, dict kwargs)
+    cdef object rule_for(self, Py_ssize_t argnum, object g, object ans, PyObject** argv,
+                         Py_ssize_t n, dict kwargs)
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs)
 
 
@@ -59,12 +63,15 @@ cdef class VJPNode(Node):
     cdef readonly object fun             # the primitive that was called
     cdef readonly object rule            # primitive_vjps[fun] when recorded (None: no rule)
     cdef readonly object value           # the output (what rules call ans)
-    cdef readonly tuple args             # the unboxed positional arguments
+    cdef object _arg0                    # the first unboxed positional argument, when there are at most two
+    cdef object _arg1                    # the second (None when there is none)
+    cdef tuple _args                     # all of them when there are more than two, else None
     cdef readonly object _kwargs         # the keyword arguments (a dict), or None when there were none
     cdef object pending                  # cotangent summed so far by the running backward pass (None: none yet)
     cdef bint owned                      # pending is an array that pass allocated (so it may add into it)
     cdef int nparents                    # how many boxed arguments (one is kept without a tuple: W5 memory)
-    cdef Py_ssize_t waiting              # consumers of this node that pass has not processed yet
+    cdef int nargs                       # how many arguments (two or fewer are kept without a tuple)
+    cdef int waiting                     # consumers of this node that pass has not processed yet
     cdef unsigned long long stamp        # id of the backward pass using pending/owned/waiting (0: none)
     cdef object __weakref__
 

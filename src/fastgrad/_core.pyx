@@ -6,7 +6,7 @@
 # kernels for float64 scalars (_scalar_kernels.pxi; the pure engine has none).
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
-from cpython.ref cimport Py_INCREF, Py_REFCNT
+from cpython.ref cimport Py_INCREF, Py_DECREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.dict cimport PyDict_GetItem, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
@@ -446,12 +446,19 @@ cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObj
         return _call_raw(self, argv, n, kw)
 
     # Unbox the arguments of the innermost trace; note whether any box is left.  One
-    # parent is kept as the node itself, more in a tuple.
-    cdef tuple argvals = PyTuple_New(n)
+    # parent is kept as the node itself, more in a tuple.  The unboxed values go into a
+    # C array (borrowed from their boxes, which the caller holds): the node keeps up to two
+    # of them without a tuple.
+    cdef PyObject* vals_on_stack[MAX_STACK_ARGS]
+    cdef PyObject** vals = vals_on_stack
+    cdef tuple vals_tuple = None
     cdef tuple argnums
     cdef object parents = PyTuple_New(count) if count > 1 else None
     cdef bint boxes_left = False
     cdef unsigned int mask = 0     # which of the first 8 arguments are boxed, to share argnums tuples
+    if n > MAX_STACK_ARGS:
+        vals_tuple = _tuple_of(argv, n)
+        vals = fg_tuple_items(vals_tuple)
     j = 0
     for i in range(n):
         a = <object>argv[i]
@@ -468,23 +475,28 @@ cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObj
                 a = (<Box>a)._value
                 if _is_box(a):
                     boxes_left = True
+                if vals_tuple is not None:      # replace the box by its value in the tuple
+                    Py_INCREF(a)
+                    Py_DECREF(<object>vals[i])
+                    PyTuple_SET_ITEM(vals_tuple, i, a)
             else:
                 boxes_left = True
-        Py_INCREF(a)
-        PyTuple_SET_ITEM(argvals, i, a)
+        if vals_tuple is None:
+            vals[i] = <PyObject*>a
 
     argnums = _argnums_of(argv, n, top, mask)
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
-        ans = PyObject_Call(self, argvals, kw)
+        ans = PyObject_Call(self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple, kw)
     else:
-        ans = _call_raw(self, fg_tuple_items(argvals), n, kw)
+        ans = _call_raw(self, vals, n, kw)
     if self._notrace_types is not None and node_type in self._notrace_types:
         return ans
     kwargs = <object>kw if kw is not NULL else None
     if node_type is VJPNode:
-        node = _vjp_node(ans, self, argvals, kwargs, argnums, parents, count)
+        node = _vjp_node(ans, self, vals, n, kwargs, argnums, parents, count)
     else:
-        node = node_type(ans, self, argvals, {} if kwargs is None else kwargs, argnums,
+        node = node_type(ans, self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple,
+                         {} if kwargs is None else kwargs, argnums,
                          (parents,) if count == 1 else parents)
     return _new_box(ans, top, node)
 
@@ -642,15 +654,16 @@ def _missing(mode, fun, argnums):
     return NotImplementedError("{} of {} wrt argnums {} not defined".format(mode, name, tuple(argnums)))
 
 
-cdef object _call_with(object f, object first, object second, bint two, tuple args, dict kwargs):
-    """f(first[, second], *args, **kwargs) without building a tuple when it can be avoided."""
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(args), i, lead = 2 if two else 1
+cdef object _call_with(object f, object first, object second, bint two, PyObject** argv,
+                       Py_ssize_t n, dict kwargs):
+    """f(first[, second], *argv[:n], **kwargs) without building a tuple when it can be avoided."""
+    cdef Py_ssize_t i, lead = 2 if two else 1
     cdef PyObject* stack[MAX_STACK_ARGS + 2]
     if not kwargs and n <= MAX_STACK_ARGS:
         stack[0] = <PyObject*>first
         stack[1] = <PyObject*>second
         for i in range(n):
-            stack[lead + i] = PyTuple_GET_ITEM(args, i)
+            stack[lead + i] = argv[i]
         return PyObject_Vectorcall(f, stack, n + lead, NULL)
     cdef tuple full = PyTuple_New(n + lead)
     Py_INCREF(first)
@@ -659,7 +672,7 @@ cdef object _call_with(object f, object first, object second, bint two, tuple ar
         Py_INCREF(second)
         PyTuple_SET_ITEM(full, 1, second)
     for i in range(n):
-        a = <object>PyTuple_GET_ITEM(args, i)
+        a = <object>argv[i]
         Py_INCREF(a)
         PyTuple_SET_ITEM(full, lead + i, a)
     return PyObject_Call(f, full, <PyObject*>kwargs if kwargs else NULL)
@@ -685,35 +698,37 @@ cdef class VJPRule:
         self.kernels[0] = self.kernels[1] = NULL
         self.kernel_reads[0] = self.kernel_reads[1] = 0
 
-    cdef object rule_for(self, Py_ssize_t i, object g, object ans, tuple args, dict kwargs):
-        """``one`` for an argnum 0 <= i < 8, from the C tables."""
+    cdef object rule_for(self, Py_ssize_t i, object g, object ans, PyObject** argv, Py_ssize_t n,
+                         dict kwargs):
+        """``one`` for an argnum 0 <= i < 8 and the arguments ``argv[:n]``, from the C tables."""
         cdef int kind = self.kinds[i]
         if kind == K_DIRECT:
             if i < 2 and self.kernel_reads[i] != 0:
-                cot = _vjp_by_kernel(self, i, g, ans, args, kwargs)
+                cot = _vjp_by_kernel(self, i, g, ans, argv, n, kwargs)
                 if cot is not None:
                     return cot
-            return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), g, ans, True, args, kwargs)
+            return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), g, ans, True, argv, n, kwargs)
         if kind == K_MAKER:
-            return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), ans, None, False, args, kwargs)(g)
+            return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), ans, None, False, argv, n, kwargs)(g)
         if kind == K_ZERO:
             return None
         raise _missing("VJP", self.fun, (i,))
 
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs):
         cdef Py_ssize_t i
+        cdef Py_ssize_t n = PyTuple_GET_SIZE(args)
         if type(argnum) is int:
             i = PyLong_AsSsize_t(argnum)
             if 0 <= i < 8:
-                return self.rule_for(i, g, ans, args, kwargs)
+                return self.rule_for(i, g, ans, fg_tuple_items(args), n, kwargs)
         cdef PyObject* found = PyDict_GetItem(self.entries, argnum)
         if found is NULL:
             raise _missing("VJP", self.fun, (argnum,))
         kind, f = <object>found
         if kind == DIRECT:
-            return _call_with(f, g, ans, True, args, kwargs)
+            return _call_with(f, g, ans, True, fg_tuple_items(args), n, kwargs)
         if kind == MAKER:
-            return _call_with(f, ans, None, False, args, kwargs)(g)
+            return _call_with(f, ans, None, False, fg_tuple_items(args), n, kwargs)(g)
         return None
 
     def __call__(self, argnums, ans, args, kwargs):   # autograd's vjp_argnums convention
@@ -729,22 +744,30 @@ cdef class VJPNode(Node):
     """A recorded primitive call, for the reverse mode."""
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
-        parents = tuple(parents)
+        parents, args = tuple(parents), tuple(args)
         self.nparents = <int>len(parents)
         self._parents = parents[0] if self.nparents == 1 else parents
         self.parent_argnums, self.fun = tuple(parent_argnums), fun
-        self.value, self.args, self._kwargs = value, tuple(args), dict(kwargs) if kwargs else None
+        self.value, self._kwargs = value, dict(kwargs) if kwargs else None
+        _set_args(self, fg_tuple_items(args), len(args), args)
         self.rule = _vjps.get(fun)   # looked up now: later registry edits do not apply
 
     def initialize_root(self):
         self._parents, self.nparents = _EMPTY, 0
         self.parent_argnums = _EMPTY
-        self.args = _EMPTY
+        _set_args(self, NULL, 0, None)
 
     @property
     def parents(self):
         """The nodes of the boxed arguments, in argument order (a tuple)."""
         return (self._parents,) if self.nparents == 1 else self._parents
+
+    @property
+    def args(self):
+        """The unboxed positional arguments (a tuple; Nones where the rule reads none)."""
+        if self.nargs > 2:
+            return self._args
+        return (self._arg0, self._arg1)[:self.nargs]
 
     @property
     def kwargs(self):
@@ -755,10 +778,30 @@ cdef class VJPNode(Node):
         return _node_vjp(self, g)
 
 
+cdef inline void _set_args(VJPNode node, PyObject** argv, Py_ssize_t n, object as_tuple):
+    """Keep the n arguments: up to two in fields, more in a tuple (``as_tuple`` if it is one)."""
+    node.nargs = <int>n
+    if n > 2:
+        node._arg0 = node._arg1 = None
+        node._args = as_tuple if type(as_tuple) is tuple else _tuple_of(argv, n)
+    else:
+        node._arg0 = <object>argv[0] if n > 0 else None
+        node._arg1 = <object>argv[1] if n > 1 else None
+        node._args = None
+
+
+cdef inline PyObject** _node_argv(VJPNode node, PyObject** buffer):
+    """The node's arguments as an array (``buffer`` holds two)."""
+    if node.nargs > 2:
+        return fg_tuple_items(node._args)
+    buffer[0], buffer[1] = <PyObject*>node._arg0, <PyObject*>node._arg1
+    return buffer
+
+
 cdef inline void _release(VJPNode node):
     """Drop what a processed node holds (its parents, saved values and rule)."""
     node._parents, node.nparents = _EMPTY, 0
-    node.args = _EMPTY
+    node._arg0 = node._arg1 = node._args = None
     node.value = node._kwargs = node.rule = None
 
 
@@ -767,30 +810,34 @@ cdef inline object _parent(VJPNode node, Py_ssize_t k):
     return node._parents if node.nparents == 1 else <object>PyTuple_GET_ITEM(node._parents, k)
 
 
-cdef VJPNode _vjp_node(object ans, object fun, tuple args, object kwargs, tuple argnums,
-                       object parents, Py_ssize_t nparents):
+cdef PyObject* _NONE_ARGS[8]     # what a rule that reads no arguments receives (filled at import)
+
+
+cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, object kwargs,
+                       tuple argnums, object parents, Py_ssize_t nparents):
     """A new node; ``parents`` is the parent itself when ``nparents`` is 1, else a tuple."""
     cdef VJPNode node = VJPNode.__new__(VJPNode)
     node._parents, node.nparents = parents, <int>nparents
     node.parent_argnums, node.fun = argnums, fun
-    node.value, node.args, node._kwargs = ans, args, kwargs
+    node.value, node._kwargs = ans, kwargs
     rule = _vjps.get(fun)
     node.rule = rule
-    if type(rule) is VJPRule:   # keep only what the rule reads (memory: W9 keeps half as much)
-        if not (<VJPRule>rule).saves_ans:
-            node.value = None
-        if not (<VJPRule>rule).saves_args:
-            node.args = _nones(PyTuple_GET_SIZE(args))
+    if type(rule) is VJPRule and not (<VJPRule>rule).saves_ans:
+        node.value = None          # keep only what the rule reads (memory: W9 keeps half as much)
+    if type(rule) is VJPRule and not (<VJPRule>rule).saves_args:
+        if n <= 8:
+            _set_args(node, _NONE_ARGS, n, None)
+        else:
+            _set_args(node, NULL, n, (None,) * n)
+    else:
+        _set_args(node, argv, n, None)
     if _debug is not None:
         _debug.recorded(node)
     return node
 
 
-cdef list _none_tuples = [(None,) * n for n in range(9)]
-
-cdef inline tuple _nones(Py_ssize_t n):
-    """A tuple of n Nones: what a rule that does not read the arguments receives."""
-    return _none_tuples[n] if n < 9 else (None,) * n
+for _i in range(8):
+    _NONE_ARGS[_i] = <PyObject*>None
 
 
 cdef object _node_vjp(VJPNode node, object g):
@@ -1029,8 +1076,9 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
 cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node):
     """rule.one(argnum, g, ...) for the node, by the C tables when argnum is small."""
     cdef Py_ssize_t i = PyLong_AsSsize_t(argnum) if type(argnum) is int else -1
+    cdef PyObject* buffer[2]
     if 0 <= i < 8:
-        return rule.rule_for(i, g, node.value, node.args, node._kwargs)
+        return rule.rule_for(i, g, node.value, _node_argv(node, buffer), node.nargs, node._kwargs)
     return rule.one(argnum, g, node.value, node.args, node._kwargs)
 
 
@@ -1104,7 +1152,7 @@ cdef class JVPRule:
             raise _missing("JVP", self.fun, (argnum,))
         kind, f = entry
         if kind == DIRECT:
-            return _call_with(f, g, ans, True, args, kwargs)
+            return _call_with(f, g, ans, True, fg_tuple_items(args), PyTuple_GET_SIZE(args), kwargs)
         if kind == SAME:
             i = argnum
             return PyObject_Call(self.fun, args[:i] + (g,) + args[i + 1:],

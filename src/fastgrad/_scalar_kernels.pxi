@@ -81,7 +81,8 @@ cdef inline bint _cotangent_value(object g, double* out):
     return False
 
 
-cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, tuple args, dict kwargs):
+cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyObject** argv,
+                           Py_ssize_t n, dict kwargs):
     """The cotangent of argument ``i`` by the rule's kernel, or None when it does not
     apply: g must be a float64 and every value the kernel reads a float64 or float (or,
     for the one-operation rules of + - * /, all arrays of one shape and dtype)."""
@@ -90,17 +91,17 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, tup
     if kwargs:
         return None
     if type(g) is _ndarray and cnp.PyArray_NDIM(<cnp.ndarray>g) > 0:
-        return _vjp_on_arrays(rule, i, g, args)
+        return _vjp_on_arrays(rule, i, g, argv, n)
     if not _cotangent_value(g, &gv):
         return None
     if reads & FG_READS_X or reads == READS_IDENTITY and i == 0:
-        if PyTuple_GET_SIZE(args) < 1 or not _is_float(<object>PyTuple_GET_ITEM(args, 0)):
+        if n < 1 or not _is_float(<object>argv[0]):
             return None
-        x = PyFloat_AS_DOUBLE(<object>PyTuple_GET_ITEM(args, 0))
+        x = PyFloat_AS_DOUBLE(<object>argv[0])
     if reads & FG_READS_Y or reads == READS_IDENTITY and i == 1:
-        if PyTuple_GET_SIZE(args) < 2 or not _is_float(<object>PyTuple_GET_ITEM(args, 1)):
+        if n < 2 or not _is_float(<object>argv[1]):
             return None
-        y = PyFloat_AS_DOUBLE(<object>PyTuple_GET_ITEM(args, 1))
+        y = PyFloat_AS_DOUBLE(<object>argv[1])
     if reads == READS_IDENTITY:
         return g
     if reads & FG_READS_ANS:
@@ -117,17 +118,16 @@ cdef inline bint _like(object a, object g):
     return type(a) is _ndarray and _same_layout(a, g)
 
 
-cdef object _vjp_on_arrays(VJPRule rule, Py_ssize_t i, object g, tuple args):
+cdef object _vjp_on_arrays(VJPRule rule, Py_ssize_t i, object g, PyObject** argv, Py_ssize_t n):
     """The rules g, -g, g * y, x * g and g / y when g and the arguments they read and
     unbroadcast to are arrays of g's shape and dtype: the one NumPy operation the Python
     rule does (unbroadcast then returns it as it is), without calling the rule.  None
     when that is not the case."""
     cdef int reads = rule.kernel_reads[i]
     cdef fg_vjp_kernel k = rule.kernels[i]
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(args)
     if n <= i:
         return None
-    target = <object>PyTuple_GET_ITEM(args, i)
+    target = <object>argv[i]
     if reads == READS_IDENTITY:
         return g if _like(target, g) else None
     if reads & (FG_READS_X if i == 0 else FG_READS_Y) and not _like(target, g):
@@ -136,7 +136,7 @@ cdef object _vjp_on_arrays(VJPRule rule, Py_ssize_t i, object g, tuple args):
         return -g
     if n < 2:
         return None
-    x, y = <object>PyTuple_GET_ITEM(args, 0), <object>PyTuple_GET_ITEM(args, 1)
+    x, y = <object>argv[0], <object>argv[1]
     if k == fg_v_g_times_y and _like(y, g):
         return g * y
     if k == fg_v_x_times_g and _like(x, g):
