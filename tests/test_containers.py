@@ -680,3 +680,146 @@ def test_linalg_result_named_tuples(ag, np):
     E = 2 * A + 1.5 * onp.eye(3)
     expected = 2 * onp.tril(E, -1) + onp.diag(onp.diag(E))
     assert onp.allclose(ag.grad(f)(A), expected)
+
+
+# ---------------------------------------------------------------------------------------
+# Containers of float64 arrays only (a model's parameters): fastgrad traces them leaf by
+# leaf (each array on a root of its own, element reads record nothing).  Same cases, with
+# every float made a 0-d array, so that path runs; it must give what the general one gives.
+
+def _floats_as_arrays(x):
+    return tree_map(lambda v: onp.array(v) if isinstance(v, float) else v, x)
+
+
+ARRAY_CASES = [(name, fun, _floats_as_arrays(x)) for name, fun, x in CASES
+               if isinstance(x, (list, tuple, dict))]
+ARRAY_IDS = [c[0] for c in ARRAY_CASES]
+
+
+def _split_hook():
+    return import_target("core")._split_make_vjp
+
+
+@pytest.mark.parametrize("name,fun,x", ARRAY_CASES, ids=ARRAY_IDS)
+def test_array_containers_check_grads(name, fun, x, ag, np, B):
+    check_grads(_bind(fun, B, np), _fresh(x), order=2, module=ag)
+
+
+@pytest.mark.parametrize("name,fun,x", ARRAY_CASES, ids=ARRAY_IDS)
+def test_array_containers_match_autograd(name, fun, x, ag, np, B, ref):
+    v, g = ag.value_and_grad(_bind(fun, B, np))(_fresh(x))
+    v_ref, g_ref = ref.value_and_grad(_bind(fun, ref.module.builtins, ref.np))(_fresh(x))
+    assert onp.allclose(v, v_ref, rtol=1e-12, atol=0)
+    assert max_relative_error(g, g_ref) < 1e-12
+    assert_same_structure(g_ref, g)
+
+
+def _equal_trees(a, b, path="g"):
+    assert type(a) is type(b), f"{path}: {type(a).__name__} vs {type(b).__name__}"
+    if isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _equal_trees(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (u, v) in enumerate(zip(a, b)):
+            _equal_trees(u, v, f"{path}[{i}]")
+    else:
+        assert a.shape == b.shape and a.dtype == b.dtype, path
+        # the same terms, summed in the same order except where a container used whole adds
+        # into an element that is also read on its own
+        assert onp.allclose(a, b, rtol=1e-14, atol=1e-15), f"{path}: {a!r} vs {b!r}"
+        assert a.flags.writeable, f"{path} is read-only"
+
+
+SPLIT_EXTRA_CASES = [
+    # whole-container uses: the container's own root receives a cotangent too
+    ("stacked_whole", lambda B, np, x: np.sum(np.array(x) ** 2) + np.sum(x[0] * x[2]),
+     [R(3), R(3), R(3)]),
+    ("slice_and_index", lambda B, np, x: np.sum(x[1:][0] * x[0]) + np.sum(x[-1][1] ** 3),
+     [R(2), R(2), (R(2), R(2))]),
+    ("concat_whole", lambda B, np, x: np.sum((x + [x[0]])[2] * x[0]) + np.sum(B.list(x)[1]),
+     [R(2), R(2)]),
+    # the same array object at two positions: two independent gradient entries
+    ("same_object_twice", lambda B, np, x: np.sum(x[0] * 3.0) + np.sum(x[1] ** 2),
+     [onp.linspace(0.1, 1.0, 4)] * 2),
+    ("unused_and_nested_dict", lambda B, np, x: np.sum(x["a"]["w"] @ x["a"]["v"]),
+     {"a": {"w": R(2, 3), "v": R(3), "unused": R(2)}, "b": (R(1),)}),
+    ("zero_d_leaves", lambda B, np, x: x[0] * x[1] + np.sin(x[0]), (onp.array(0.3), onp.array(2.0))),
+]
+
+
+@FG_ONLY
+@pytest.mark.parametrize("name,fun,x", ARRAY_CASES + SPLIT_EXTRA_CASES,
+                         ids=ARRAY_IDS + [c[0] for c in SPLIT_EXTRA_CASES])
+def test_leaf_by_leaf_tracing_gives_the_general_paths_gradient(name, fun, x, ag, np, B,
+                                                               monkeypatch):
+    f = _bind(fun, B, np)
+    taken = []
+    hook = _split_hook()
+
+    def spy(fun_, x_, consume):
+        made = hook(fun_, x_, consume)
+        taken.append(made is not None)
+        return made
+
+    monkeypatch.setattr(import_target("core"), "_split_make_vjp", spy)
+    x_in, snapshot = _fresh(x), _fresh(x)
+    v, g = ag.value_and_grad(f)(x_in)
+    assert taken == [True]                       # the leaf-by-leaf path ran
+    monkeypatch.setattr(import_target("core"), "_split_make_vjp", None)
+    v_general, g_general = ag.value_and_grad(f)(_fresh(x))
+    assert v == v_general
+    _equal_trees(g_general, g)
+    assert_tree_identical(x_in, snapshot)
+    leaves = tree_leaves(g)
+    for i in range(len(leaves)):
+        assert not any(onp.shares_memory(leaves[i], u) for u in tree_leaves(x_in))
+        for j in range(i):
+            assert not onp.shares_memory(leaves[i], leaves[j])
+    check_grads(f, _fresh(x), order=2, module=ag)
+
+
+@FG_ONLY
+def test_leaf_by_leaf_boxes_look_like_container_boxes(ag, np, B):
+    tracer = import_target("tracer")
+    x = [(R(2, 2), R(2)), {"s": onp.array(1.5)}]
+    seen = {}
+
+    def f(p):
+        seen["types"] = (type(p).__name__, type(p[0]).__name__, type(p[1]).__name__)
+        seen["boxes"] = (isinstance(p, B.SequenceBox), isinstance(p[1], B.DictBox),
+                         tracer.isbox(p), tracer.getval(p) is x)
+        seen["len"] = (len(p), len(p[0]), len(p[1]))
+        seen["keys"] = (list(p[1]), list(p[1].keys()), p[1].get("missing", "dflt"))
+        seen["str"] = str(p)[:21]
+        with pytest.raises(IndexError):
+            p[2]
+        with pytest.raises(KeyError):
+            p[1]["missing"]
+        W, b = p[0]
+        return np.sum(W @ b) * p[1]["s"] + np.sum(p[-2][-1]) * p[1].get("s")
+
+    g = ag.grad(f)(x)
+    assert seen["types"] == ("SequenceBox", "SequenceBox", "DictBox")
+    assert seen["boxes"] == (True, True, True, True)
+    assert seen["len"] == (2, 2, 1)
+    assert seen["keys"] == (["s"], ["s"], "dflt")
+    assert seen["str"] == "Autograd SequenceBox "
+    W, b = x[0]
+    s = float(x[1]["s"])
+    assert onp.allclose(g[0][0], s * onp.outer(onp.ones(2), b))
+    assert onp.allclose(g[0][1], s * W.sum(axis=0) + s)
+    assert onp.allclose(g[1]["s"], onp.sum(W @ b) + onp.sum(b))
+
+
+def test_gradient_wrt_array_list_inside_an_outer_trace(ag, np):
+    # the inner grad's containers hold plain arrays while its function closes over an outer
+    # traced value: the arrays' cotangents are traced values of the outer trace
+    params = [R(3), R(3)]
+
+    def outer(y):
+        g = ag.grad(lambda p: np.sum(np.sin(p[0] * y) * p[1]))(params)
+        return np.sum(g[0] * g[1]) + np.sum(g[1] ** 2)
+
+    check_grads(outer, 0.7, order=2, module=ag)

@@ -961,15 +961,43 @@ cdef object _CONFLICT = object()   # the node fields are in use by another pass 
 cdef unsigned long long _last_pass = 0
 
 
-def backward_pass(object g, object end_node, bint consume=False):
+def backward_pass(object g, object end_node, bint consume=False, list roots=None):
     """The cotangent of the root given ``g`` for ``end_node``; None if nothing reaches it.
 
-    ``consume=True`` releases every node as soon as it is processed (single-use graphs)."""
+    ``consume=True`` releases every node as soon as it is processed (single-use graphs).
+    With ``roots`` (a list of the graph's root nodes, for a trace that started from several
+    boxes), a list of their cotangents in that order (None where nothing reaches), every
+    array among them one the caller alone holds (copied unless the pass made it)."""
+    cdef VJPNode root
+    cdef dict reached
+    if roots is not None:
+        for r in roots:
+            (<VJPNode?>r).pending = None
     if type(end_node) is VJPNode:
-        result = _backward_on_nodes(g, <VJPNode>end_node, consume)
+        result = _backward_on_nodes(g, <VJPNode>end_node, consume, roots is not None)
         if result is not _CONFLICT:
-            return result
-    return _backward_with_dicts(g, end_node, consume)
+            if roots is None:
+                return result
+            cots = []
+            for r in roots:
+                root = <VJPNode>r
+                cots.append(_own(root.pending, root.owned))
+                root.pending = None
+            return cots
+    if roots is None:
+        return _backward_with_dicts(g, end_node, consume, None)
+    reached = {}
+    _backward_with_dicts(g, end_node, consume, reached)
+    cots = []
+    for r in roots:
+        found = reached.get(r)
+        cots.append(None if found is None else _own(found[0], found[1]))
+    return cots
+
+
+cdef inline object _own(object g, bint owned):
+    """A root's cotangent as the caller's own array: copied unless the pass made it."""
+    return g.copy() if type(g) is _ndarray and not owned else g
 
 
 cdef set _active_passes = set()   # stamps of the node-field passes running now (any thread)
@@ -998,7 +1026,7 @@ cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
     return p.stamp != 0 and p.stamp != stamp and p.stamp in _active_passes
 
 
-cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
+cdef object _backward_on_nodes(object g, VJPNode end, bint consume, bint keep_roots):
     """The backward pass with its bookkeeping (consumer counts, pending sums) in node fields.
 
     Visits nodes in the same order as toposort.  Gives up (_CONFLICT) before computing
@@ -1043,7 +1071,10 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume):
                 g = _finish_sum(g)
             if g is not None:
                 if nparents == 0:
-                    result = g
+                    if keep_roots:
+                        node.pending = g   # (node.owned still says whose it is) read by the caller
+                    else:
+                        result = g
                 elif _debug is not None:
                     _debug.before_backward(node)
                     for p, argnum, cot in zip(node.parents, node.parent_argnums, _node_vjp(node, g)):
@@ -1091,9 +1122,10 @@ cdef inline void _add_to_node(VJPNode parent, object cot) except *:
     parent.owned = owned
 
 
-cdef object _backward_with_dicts(object g, object end_node, bint consume):
+cdef object _backward_with_dicts(object g, object end_node, bint consume, dict reached):
     """The same pass with its bookkeeping in dicts: for graphs with user node types, and
-    for a second pass over a graph that another pass is using."""
+    for a second pass over a graph that another pass is using.  With ``reached``, every
+    root's (cotangent, owned) goes there instead of the result."""
     cdef list order = toposort(end_node)
     cdef dict pending = {end_node: g}
     cdef set owned = set()
@@ -1111,7 +1143,10 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume):
             g = _finish_sum(g)
         parents = _parents_of(node)
         if not parents:
-            result = g
+            if reached is not None:
+                reached[node] = (g, node in owned)
+            else:
+                result = g
             continue
         if _debug is not None and type(node) is VJPNode:
             _debug.before_backward(node)

@@ -436,11 +436,15 @@ def _first_contribution(g):
     return _generic_add(None, False, g)
 
 
-def backward_pass(g, end_node, consume=False):
+def backward_pass(g, end_node, consume=False, roots=None):
     """The cotangent of the root given ``g`` for ``end_node``; None if nothing reaches it.
 
-    ``consume=True`` releases every node as soon as it is processed (single-use graphs)."""
+    ``consume=True`` releases every node as soon as it is processed (single-use graphs).
+    With ``roots`` (a list of the graph's root nodes, for a trace that started from several
+    boxes), a list of their cotangents in that order (None where nothing reaches), every
+    array among them one the caller alone holds (copied unless the pass made it)."""
     pending, owned, result = {end_node: g}, set(), None
+    reached = None if roots is None else {}
     for node in toposort(end_node):
         g = pending.pop(node, None)
         if g is None:
@@ -448,7 +452,10 @@ def backward_pass(g, end_node, consume=False):
         if _finish_sum is not None and node in owned and type(g) not in _IMMUTABLE and type(g) is not ndarray:
             g = _finish_sum(g)
         if not node.parents:
-            result = g
+            if reached is None:
+                result = g
+            else:
+                reached[node] = g, node in owned
             continue
         debug = _debug is not None and type(node) is VJPNode
         if debug:
@@ -470,7 +477,14 @@ def backward_pass(g, end_node, consume=False):
                 owned.discard(parent)
         if consume and type(node) is VJPNode:
             node.release()
-    return result
+    if reached is None:
+        return result
+    return [_own(*reached[r]) if r in reached else None for r in roots]
+
+
+def _own(g, owned):
+    """A root's cotangent as the caller's own array: copied unless the pass made it."""
+    return g.copy() if type(g) is ndarray and not owned else g
 
 
 class JVPRule:

@@ -1029,3 +1029,151 @@ class dict(_dict, metaclass=DictMeta):
 
 
 _engine.set_cotangent_sum_hooks(start_cotangent_sum, finish_cotangent)
+
+
+# ---- differentiating with respect to a container of arrays, leaf by leaf ------------------
+# grad(f)(params) with params a list, tuple or dict (nested) of float64 arrays, the usual
+# shape of a model's parameters.  Each array is traced from a root node of its own and each
+# container is a box whose elements are those boxes, so reading params[i] or unpacking
+# ``W, b = layer`` records nothing, and the backward pass leaves every array's cotangent at its
+# root: no container_take nodes, no sparse cotangents, nothing summed into a container.  A
+# container used whole (passed to a primitive, sliced) still records on its own root, and
+# what arrives there is added to its arrays' cotangents when the gradient is assembled.
+# The function sees what it would see otherwise: a SequenceBox or DictBox of the container.
+
+class _SplitSequenceBox(SequenceBox):
+    __slots__ = ("_elements",)   # the element boxes (a list or tuple like the value)
+
+    def __getitem__(self, idx):
+        if _type(idx) is int:
+            return self._elements[idx]
+        return _take(self, idx)
+
+    def __iter__(self):
+        return iter(self._elements)
+
+
+class _SplitDictBox(DictBox):
+    __slots__ = ("_elements",)   # key -> element box, in the value's order
+
+    def __getitem__(self, key):
+        if _isinstance(key, Box):
+            key = getval(key)
+        return self._elements[key]
+
+    def values(self):
+        return _list(self._elements.values())
+
+    def items(self):
+        return _list(self._elements.items())
+
+    def get(self, key, default=None):
+        return self._elements.get(key, default)
+
+
+# They are SequenceBox and DictBox to the user (type names, reprs, documentation).
+_SplitSequenceBox.__name__ = _SplitSequenceBox.__qualname__ = "SequenceBox"
+_SplitDictBox.__name__ = _SplitDictBox.__qualname__ = "DictBox"
+
+
+def _splittable(x):
+    """``x`` is a list, tuple or dict (exactly those types, nested) of float64 arrays only."""
+    t = _type(x)
+    if t is _list or t is _tuple:
+        items = x
+    elif t is _dict:
+        items = x.values()
+    else:
+        return False
+    for v in items:
+        tv = _type(v)
+        if tv is _ndarray:
+            if v.dtype.type is not _float64:
+                return False
+        elif not _splittable(v):
+            return False
+    return len(x) > 0
+
+
+def _split_boxes(x, trace_id, node, roots):
+    """``x`` boxed for the trace with every container and array on a root of its own
+    (``node`` for ``x``); the roots made are appended to ``roots`` in pre-order."""
+    t = _type(x)
+    if t is _ndarray:
+        return new_box(x, trace_id, node)
+    if t is _dict:
+        box = _SplitDictBox(x, trace_id, node)
+        elements = {}
+        for k, v in x.items():
+            child = _new_root()
+            roots.append(child)
+            elements[k] = _split_boxes(v, trace_id, child, roots)
+    else:
+        box = _SplitSequenceBox(x, trace_id, node)
+        elements = []
+        for v in x:
+            child = _new_root()
+            roots.append(child)
+            elements.append(_split_boxes(v, trace_id, child, roots))
+        if t is _tuple:
+            elements = _tuple(elements)
+    box._elements = elements
+    return box
+
+
+_new_root = _VJPNode.new_root
+
+
+def _assemble(x, cots, inherited):
+    """The gradient for ``x`` from the roots' cotangents (``cots``, an iterator in the order
+    of _split_boxes) plus ``inherited``, what reached the enclosing containers for ``x``."""
+    own = next(cots)
+    if inherited is None:
+        total = own
+    elif own is None:
+        total = inherited
+    else:
+        total = _leaf_add(inherited, own)
+    t = _type(x)
+    if t is _ndarray:
+        if total is None:
+            return _np_zeros(x.shape, x.dtype)
+        tt = _type(total)
+        if tt is _ndarray and total.shape == x.shape and total.dtype == x.dtype:
+            # the pass made ``own`` the caller's; a part of a container's cotangent may not be
+            return total.copy() if total is inherited else total
+        if _isinstance(total, Box):   # a cotangent traced by an outer trace (higher order)
+            v = getval(total)
+            if _type(v) is _ndarray and v.shape == x.shape and v.dtype == x.dtype:
+                return total
+            return _leaf_add(_leaf_zeros(x), total)
+        return _leaf_mut_add(_leaf_zeros(x), total)
+    if t is _dict:
+        return {k: _assemble(v, cots, None if total is None else total[k]) for k, v in x.items()}
+    parts = [_assemble(v, cots, None if total is None else total[i]) for i, v in enumerate(x)]
+    return _tuple(parts) if t is _tuple else parts
+
+
+def make_vjp_split(fun, x, consume):
+    """``(vjp, value)`` as core's make_vjp gives them, for an ``x`` that _splittable accepts
+    (traced leaf by leaf, see above); None for any other ``x``."""
+    if not _splittable(x):
+        return None
+    root = _new_root()
+    roots = [root]
+
+    def fun_of_split(start_box):
+        return fun(_split_boxes(x, start_box._trace, root, roots))
+
+    end_value, end_node = _engine.trace(root, fun_of_split, x)
+    if end_node is None:
+        def vjp(g):
+            return vspace(x).zeros()
+    else:
+        def vjp(g):
+            return _assemble(x, iter(_engine.backward_pass(g, end_node, consume, roots)), None)
+    return vjp, end_value
+
+
+from . import core as _core_module   # noqa: E402  (core is imported by then; it cannot import us)
+_core_module._split_make_vjp = make_vjp_split

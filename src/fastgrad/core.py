@@ -52,7 +52,15 @@ def make_vjp(fun, x):
     return _make_vjp(fun, x, consume=False)
 
 
+_split_make_vjp = None   # builtins.make_vjp_split: containers of arrays, traced leaf by leaf
+
+
 def _make_vjp(fun, x, consume):
+    tx = type(x)
+    if (tx is list or tx is tuple or tx is dict) and _split_make_vjp is not None:
+        made = _split_make_vjp(fun, x, consume)
+        if made is not None:
+            return made
     _reject_integers(x)
     start_node = VJPNode.new_root()
     end_value, end_node = trace(start_node, fun, x)
