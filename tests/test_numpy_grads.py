@@ -508,3 +508,16 @@ def test_clip_at_the_bounds_matches_autograd(ag, np, ref):
     g = ag.grad(lambda x: np.sum(np.clip(x, 0.5, 0.7) * w))(x)
     expected = ref.grad(lambda x: ref.np.sum(ref.np.clip(x, 0.5, 0.7) * w))(x)
     assert_tree_allclose(g, expected, rtol=0)
+
+
+# np.sum / np.mean of a whole float64 array skip NumPy's Python-level layers in fastgrad:
+# the values must still be NumPy's, to the bit, of the same type (and the empty mean warns).
+@pytest.mark.parametrize("shape", [(32, 1), (1000,), (7, 3, 5), (), (1,)])
+def test_whole_array_sum_and_mean_are_numpys(shape, np):
+    a = onp.random.RandomState(5).randn(*shape)
+    for ours, numpys in [(np.sum, onp.sum), (np.mean, onp.mean)]:
+        got, expected = ours(a), numpys(a)
+        assert type(got) is type(expected)
+        assert got.tobytes() == expected.tobytes()
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        assert onp.isnan(np.mean(onp.zeros(0)))

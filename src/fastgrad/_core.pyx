@@ -757,6 +757,16 @@ cdef class VJPNode(Node):
         self.parent_argnums = _EMPTY
         _set_args(self, NULL, 0, None)
 
+    @staticmethod
+    def new_root():
+        """A node that starts a trace (Node.new_root without its two Python-level calls:
+        a gradient with respect to a container makes one per element)."""
+        cdef VJPNode root = VJPNode.__new__(VJPNode)
+        root._parents, root.nparents = _EMPTY, 0
+        root.parent_argnums = _EMPTY
+        _set_args(root, NULL, 0, None)
+        return root
+
     @property
     def parents(self):
         """The nodes of the boxed arguments, in argument order (a tuple)."""

@@ -124,11 +124,34 @@ _LIST_AWARE = frozenset([_np.sum, _np.mean, _np.std, _np.var, _np.prod, _np.max,
                          _np.amax, _np.amin, _np.linalg.norm])
 
 
+# np.sum(a) and np.mean(a) of a whole float64 array, as NumPy computes them (add.reduce, then
+# the division by the count as a NumPy float64), without fromnumeric's Python-level layers:
+# the loss of nearly every model ends in one of them.
+_add_reduce = _np.add.reduce
+_float64 = _np.float64
+
+
+def _sum_of_all(a):
+    return _add_reduce(a, axis=None)
+
+
+def _mean_of_all(a):
+    n = a.size
+    return _add_reduce(a, axis=None) / n if n else _np.mean(a)   # (NumPy warns when empty)
+
+
+_WHOLE_ARRAY_REDUCTIONS = {_np.sum: _sum_of_all, _np.mean: _mean_of_all}
+
+
 def _list_aware_primitive(np_fun):
     this = []
+    whole = _WHOLE_ARRAY_REDUCTIONS.get(np_fun)
 
     def raw(a, *args, **kwargs):
         t = _type(a)
+        if whole is not None and t is _ndarray and not args and not kwargs \
+                and a.dtype.type is _float64:
+            return whole(a)
         if (t is _list or t is _tuple) and _contains_box(a):
             return this[0](array(a), *args, **kwargs)
         return np_fun(a, *args, **kwargs)
