@@ -89,6 +89,17 @@ def resume_gc():
             PyGC_Enable()
 
 
+def buffer_cache_begin():
+    """A gradient call of the pure engine begins: keep large freed buffers (it has no C of
+    its own; the cache is an allocator, not part of the engine)."""
+    fg_cache_begin()
+
+
+def buffer_cache_end():
+    """That call ends; after the last one, the kept buffers are freed (harmless extra calls)."""
+    fg_cache_end()
+
+
 def buffer_cache_state():
     """(handler installed, gradient calls using it, buffers kept, bytes kept)."""
     return fg_cache_installed(), fg_cache_user_count(), fg_cache_kept_count(), fg_cache_kept_total()

@@ -25,6 +25,23 @@ _generic_add = None                     # set by core: (prev or None, prev_owned
 _sparse_type = None                     # set by core: the sparse cotangent type, added via .mut_add
 
 
+# Large freed array buffers are kept for reuse during a gradient call by a NumPy memory
+# handler written in C (_buffer_cache.h, in the compiled module).  It is an allocator, not
+# part of the engine, so this engine uses it too when the compiled module is built: glibc
+# otherwise hands big blocks back to the kernel and faults fresh pages in (W4).
+try:
+    from ._core import buffer_cache_begin as _cache_begin, buffer_cache_end as _cache_end
+    from ._core import buffer_cache_state
+except ImportError:
+    def _cache_begin():
+        pass
+
+    _cache_end = _cache_begin
+
+    def buffer_cache_state():
+        """Without the compiled module no buffers are kept: (installed, calls, kept, bytes)."""
+        return False, 0, 0, 0
+
 _gc_lock = threading.Lock()
 _gc_state = [0, False]   # differentiations in progress, collector state before the first
 
@@ -45,12 +62,14 @@ def pause_gc():
             _gc_state[0] += 1
             counted = True
             gc.disable()
+            _cache_begin()
     except BaseException:   # interrupted part way: as if never called (inline: a call could be)
         if counted:
             with _gc_lock:
                 _gc_state[0] -= 1
                 if _gc_state[0] == 0 and _gc_state[1]:
                     gc.enable()
+            _cache_end()    # (if the cache had not begun, an extra end does nothing)
         raise
 
 
@@ -61,12 +80,11 @@ def resume_gc(*exc_info):
             _gc_state[0] -= 1
             if _gc_state[0] == 0 and _gc_state[1]:
                 gc.enable()
-
-
-def buffer_cache_state():
-    """The compiled engine keeps large freed array buffers for reuse during a gradient
-    call; this engine does not: (installed, calls, buffers kept, bytes kept)."""
-    return False, 0, 0, 0
+            ended = True
+        else:
+            ended = False
+    if ended:
+        _cache_end()   # last: a Ctrl-C landing before it leaves buffers kept, nothing worse
 
 
 def gc_pause_depth():
