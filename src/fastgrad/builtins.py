@@ -6,9 +6,13 @@ hands back a sparse cotangent (``container_untake``) that adds the element's cot
 into the container's at one position, so a container read n times costs one zero
 container plus O(1) per read.  A read of an element of an element (``params[i][j]``, or
 ``W, b = params[i]``) is recorded as one ``container_take_path`` on the outer container, so
-no cotangent is accumulated for the inner one.  ``make_sequence`` / ``make_dict`` build
-containers out of traced values; ``list``, ``tuple`` and ``dict`` here are the builtins,
-except that they record that construction when an element is traced.
+no cotangent is accumulated for the inner one.  A gradient with respect to a container of
+float64 arrays only (the usual parameters) records no reads at all: each array is traced
+from a root of its own (``_make_vjp_split``, at the end of this module).
+
+``make_sequence`` / ``make_dict`` build containers out of traced values; ``list``, ``tuple``
+and ``dict`` here are the builtins, except that they record that construction when an
+element is traced.
 
 The vector space of a container is the product of its elements' spaces; gradients come
 back in the container type they were taken with (list in, list out, named tuple in, named
@@ -1154,7 +1158,7 @@ def _assemble(x, cots, inherited):
     return _tuple(parts) if t is _tuple else parts
 
 
-def make_vjp_split(fun, x, consume):
+def _make_vjp_split(fun, x, consume):
     """``(vjp, value)`` as core's make_vjp gives them, for an ``x`` that _splittable accepts
     (traced leaf by leaf, see above); None for any other ``x``."""
     if not _splittable(x):
@@ -1176,4 +1180,4 @@ def make_vjp_split(fun, x, consume):
 
 
 from . import core as _core_module   # noqa: E402  (core is imported by then; it cannot import us)
-_core_module._split_make_vjp = make_vjp_split
+_core_module._split_make_vjp = _make_vjp_split

@@ -52,7 +52,7 @@ def make_vjp(fun, x):
     return _make_vjp(fun, x, consume=False)
 
 
-_split_make_vjp = None   # builtins.make_vjp_split: containers of arrays, traced leaf by leaf
+_split_make_vjp = None   # builtins._make_vjp_split: containers of arrays, traced leaf by leaf
 
 
 def _make_vjp(fun, x, consume):
