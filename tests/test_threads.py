@@ -131,6 +131,28 @@ def test_one_graph_pulled_back_from_8_threads(ag, np, fast_switching):
             assert _same(got, want)
 
 
+def test_one_graph_of_a_parameter_list_pulled_back_from_8_threads(ag, np, fast_switching):
+    # the same, with respect to a list of (W, b) arrays: each array is a root of its own in
+    # fastgrad, and concurrent passes over one graph must not take each other's root sums
+    rs = onp.random.RandomState(4)
+    params = [(rs.randn(5, 5) * 0.4, rs.randn(5)) for _ in range(3)]
+    x = rs.randn(5)
+
+    def f(p):
+        h = x
+        for W, b in p:
+            h = np.tanh(np.dot(W, h) + b)
+        return h * p[0][1]
+    vjp, _ = ag.make_vjp(f)(params)
+    cotangents = [rs.randn(5) for _ in range(THREADS)]
+    expected = [vjp(g) for g in cotangents]
+    assert not _same(expected[0], expected[1])
+    for _ in range(20):
+        results = _run_concurrently(lambda i: vjp(cotangents[i]))
+        for got, want in zip(results, expected):
+            assert _same(got, want)
+
+
 def test_an_error_in_one_thread_does_not_disturb_the_others(ag, np, fast_switching):
     f = ag.grad(lambda x: np.sum(np.sin(x) * x))
 

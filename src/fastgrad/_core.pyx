@@ -989,22 +989,13 @@ def backward_pass(object g, object end_node, bint consume=False, list roots=None
     With ``roots`` (a list of the graph's root nodes, for a trace that started from several
     boxes), a list of their cotangents in that order (None where nothing reaches), every
     array among them one the caller alone holds (copied unless the pass made it)."""
-    cdef VJPNode root
     cdef dict reached
-    if roots is not None:
-        for r in roots:
-            (<VJPNode?>r).pending = None
     if type(end_node) is VJPNode:
-        result = _backward_on_nodes(g, <VJPNode>end_node, consume, roots is not None)
+        result = _backward_on_nodes(g, <VJPNode>end_node, consume, roots)
         if result is not _CONFLICT:
             if roots is None:
                 return result
-            cots = []
-            for r in roots:
-                root = <VJPNode>r
-                cots.append(_own(root.pending, root.owned))
-                root.pending = None
-            return cots
+            return [None if found is None else _own(found[0], found[1]) for found in result]
     if roots is None:
         return _backward_with_dicts(g, end_node, consume, None)
     reached = {}
@@ -1047,7 +1038,7 @@ cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
     return p.stamp != 0 and p.stamp != stamp and p.stamp in _active_passes
 
 
-cdef object _backward_on_nodes(object g, VJPNode end, bint consume, bint keep_roots):
+cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
     """The backward pass with its bookkeeping (consumer counts, pending sums) in node fields.
 
     Visits nodes in the same order as toposort.  Gives up (_CONFLICT) before computing
@@ -1055,7 +1046,8 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, bint keep_ro
     that pass, or another thread, running a pass over the same graph).  No list of the
     graph's nodes is kept: each node can be freed as soon as it is processed (memory and
     cache traffic stay flat on long graphs), and a pass that raises leaves only stale
-    stamps, which the next pass overwrites (marking a node also clears its pending sum)."""
+    stamps, which the next pass overwrites (marking a node also clears its pending sum).
+    With ``roots``: for each of them, (cotangent, owned) if this pass reached it, else None."""
     global _last_pass
     _last_pass += 1
     cdef unsigned long long stamp = _last_pass
@@ -1092,8 +1084,8 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, bint keep_ro
                 g = _finish_sum(g)
             if g is not None:
                 if nparents == 0:
-                    if keep_roots:
-                        node.pending = g   # (node.owned still says whose it is) read by the caller
+                    if roots is not None:
+                        node.pending = g   # (node.owned still says whose it is) collected below
                     else:
                         result = g
                 elif _debug is not None:
@@ -1117,12 +1109,25 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, bint keep_ro
                 parent.waiting -= 1
                 if parent.waiting == 0:
                     _push(ready, &n_ready, parent)
-            node.stamp = 0
+            if nparents or roots is None:
+                node.stamp = 0   # (a root keeps the stamp: it says "reached by this pass")
             if consume:
                 _release(node)
+        if roots is not None:
+            # (cotangent, owned) of each root this pass reached, else None; collected while
+            # the stamp is active, so no other pass can be using these fields meanwhile
+            return [_take_root(<VJPNode?>r, stamp) for r in roots]
         return result
     finally:
         _active_passes.discard(stamp)
+
+
+cdef inline object _take_root(VJPNode root, unsigned long long stamp):
+    if root.stamp != stamp:
+        return None
+    found = (root.pending, root.owned)
+    root.pending, root.stamp = None, 0
+    return found
 
 
 cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node):
