@@ -666,6 +666,9 @@ OPERATOR_RUNS = {
     "make_jvp": lambda f, x: fastgrad.make_jvp(f)(x)(onp.ones(3))[1],
     "hessian": lambda f, x: onp.sum(fastgrad.hessian(lambda x: np.sum(f(x)))(x), axis=0),
     "checkpoint": lambda f, x: fastgrad.grad(lambda x: np.sum(fastgrad.checkpoint(f)(x)))(x),
+    # a list of arrays: fastgrad traces each array from a root of its own
+    "grad-of-param-list": lambda f, x: fastgrad.grad(
+        lambda p: np.sum(f(p[0]) * p[1][0]))([x, (onp.full(3, 2.0),)])[0],
 }
 
 
