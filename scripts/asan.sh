@@ -66,6 +66,8 @@ main() {
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
+# shellcheck source=scripts/_private_copy.sh
+source "$here/_private_copy.sh"
 PYTHON="${PYTHON:-python3}"
 
 die() { echo "asan: $*" >&2; exit 2; }
@@ -83,41 +85,11 @@ else
     pytest_args=("$@")
 fi
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/fastgrad-asan.XXXXXX")" || die "cannot make a temporary directory"
-work="$(cd "$work" && pwd -P)"   # no symbolic links: the guard compares real paths
-out="${ASAN_OUT:-$work/out}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-cleanup() {
-    if [[ "${ASAN_KEEP:-0}" == 1 ]]; then
-        echo "asan: kept $work"
-    else
-        if [[ "$out" == "$work/out" ]]; then   # keep the logs
-            local saved
-            saved="$(mktemp -d "${TMPDIR:-/tmp}/fastgrad-asan-logs.XXXXXX")"
-            cp -a "$out/." "$saved/" && echo "asan: logs in $saved"
-        fi
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
+fg_make_workdir asan "${ASAN_OUT:-}" "${ASAN_KEEP:-0}"
 
 # ---- 1. a private copy of the working tree ------------------------------------------------
 copy="$work/repo"
-mkdir -p "$copy"
-for item in src tests benchmarks examples scripts docs setup.py pyproject.toml README.md; do
-    [[ -e "$repo/$item" ]] && cp -a "$repo/$item" "$copy/"
-done
-find "$copy" \( -name "__pycache__" -o -name "*.egg-info" -o -name ".pytest_cache" \
-    -o -name ".hypothesis" -o -name ".benchmarks" \) -prune -exec rm -rf {} + 2>/dev/null
-# build products: every extension and the C files Cython generated (a .c next to the .pyx
-# or .py it came from), so that all of them are rebuilt sanitized
-find "$copy/src" \( -name "*.so" -o -name "*.html" \) -delete
-while IFS= read -r c_file; do
-    stem="${c_file%.c}"
-    [[ -e "$stem.pyx" || -e "$stem.py" ]] && rm -f "$c_file"
-done < <(find "$copy/src" -name "*.c")
-rm -rf "$copy/build"
+fg_copy_tree "$repo" "$copy" src tests benchmarks examples scripts docs setup.py pyproject.toml README.md
 
 # ---- 2. the sanitized build --------------------------------------------------------------
 export FASTGRAD_SANITIZE=address
@@ -356,18 +328,7 @@ sys.exit(status)
 EOF
 report_status=$?
 
-if [[ $report_status -ne 0 ]]; then
-    exit "$report_status"
-fi
-if [[ $test_status -ge 2 ]]; then
-    echo "asan: pytest did not complete normally (status $test_status): see $out/pytest.log" >&2
-    exit 2
-fi
-if [[ $test_status -eq 1 ]]; then
-    echo "asan: some tests failed under ASan (see $out/pytest.log)"
-    [[ "${ASAN_STRICT_TESTS:-0}" == 1 ]] && exit 1
-fi
-exit 0
+fg_exit_status asan "$report_status" "$test_status" "${ASAN_STRICT_TESTS:-0}" ASan
 }
 
 main "$@"

@@ -58,6 +58,8 @@ main() {
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
+# shellcheck source=scripts/_private_copy.sh
+source "$here/_private_copy.sh"
 PYTHON="${PYTHON:-python3}"
 
 die() { echo "memcheck: $*" >&2; exit 2; }
@@ -84,40 +86,11 @@ else
     pytest_args=("$@")
 fi
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/fastgrad-memcheck.XXXXXX")"
-out="${MEMCHECK_OUT:-$work/out}"
-mkdir -p "$out"
-cleanup() {
-    if [[ "${MEMCHECK_KEEP:-0}" == 1 ]]; then
-        echo "memcheck: kept $work"
-    else
-        # keep the logs if they live inside the work directory
-        if [[ "$out" == "$work/out" ]]; then
-            local saved
-            saved="$(mktemp -d "${TMPDIR:-/tmp}/fastgrad-memcheck-logs.XXXXXX")"
-            cp -a "$out/." "$saved/" && echo "memcheck: logs in $saved"
-        fi
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
+fg_make_workdir memcheck "${MEMCHECK_OUT:-}" "${MEMCHECK_KEEP:-0}"
 
 # ---- 1. a private copy of the working tree ------------------------------------------------
 copy="$work/repo"
-mkdir -p "$copy"
-for item in src tests benchmarks setup.py pyproject.toml README.md; do
-    [[ -e "$repo/$item" ]] && cp -a "$repo/$item" "$copy/"
-done
-find "$copy" \( -name "__pycache__" -o -name "*.egg-info" -o -name ".pytest_cache" \) -prune \
-    -exec rm -rf {} + 2>/dev/null
-# build products: every extension, and the C files Cython generated (a .c next to the
-# .pyx or .py it came from), so that all of them are rebuilt with the debug settings
-find "$copy/src" \( -name "*.so" -o -name "*.html" \) -delete
-while IFS= read -r c_file; do
-    stem="${c_file%.c}"
-    [[ -e "$stem.pyx" || -e "$stem.py" ]] && rm -f "$c_file"
-done < <(find "$copy/src" -name "*.c")
-rm -rf "$copy/build"
+fg_copy_tree "$repo" "$copy" src tests benchmarks setup.py pyproject.toml README.md
 
 # ---- 2. the debug build ------------------------------------------------------------------
 echo "memcheck: building the debug extension in $copy"
@@ -306,18 +279,7 @@ sys.exit(status)
 EOF
 report_status=$?
 
-if [[ $report_status -ne 0 ]]; then
-    exit "$report_status"
-fi
-if [[ $test_status -ge 2 ]]; then
-    echo "memcheck: pytest did not complete normally (status $test_status): see $out/pytest.log" >&2
-    exit 2
-fi
-if [[ $test_status -eq 1 ]]; then
-    echo "memcheck: some tests failed under valgrind (see $out/pytest.log)"
-    [[ "${MEMCHECK_STRICT_TESTS:-0}" == 1 ]] && exit 1
-fi
-exit 0
+fg_exit_status memcheck "$report_status" "$test_status" "${MEMCHECK_STRICT_TESTS:-0}" valgrind
 }
 
 main "$@"

@@ -990,21 +990,17 @@ def backward_pass(object g, object end_node, bint consume=False, list roots=None
     boxes), a list of their cotangents in that order (None where nothing reaches), every
     array among them one the caller alone holds (copied unless the pass made it)."""
     cdef dict reached
+    result = _CONFLICT
     if type(end_node) is VJPNode:
         result = _backward_on_nodes(g, <VJPNode>end_node, consume, roots)
-        if result is not _CONFLICT:
-            if roots is None:
-                return result
-            return [None if found is None else _own(found[0], found[1]) for found in result]
     if roots is None:
-        return _backward_with_dicts(g, end_node, consume, None)
-    reached = {}
-    _backward_with_dicts(g, end_node, consume, reached)
-    cots = []
-    for r in roots:
-        found = reached.get(r)
-        cots.append(None if found is None else _own(found[0], found[1]))
-    return cots
+        return _backward_with_dicts(g, end_node, consume, None) if result is _CONFLICT else result
+    if result is _CONFLICT:
+        reached = {}
+        _backward_with_dicts(g, end_node, consume, reached)
+        result = [reached.get(r) for r in roots]
+    # each entry: (cotangent, owned) for a root the pass reached, else None
+    return [None if found is None else _own(found[0], found[1]) for found in result]
 
 
 cdef inline object _own(object g, bint owned):
