@@ -11,10 +11,12 @@ import asv_scenarios
 import workloads
 from hand import HAND as _HAND_W
 
-HAND = {**_HAND_W, **asv_scenarios.HAND}
-# Every case the harnesses know, in report order: PERF.md's W1-W9, autograd's asv scenarios, the
-# scaling chain.  make_case(cid, np) -> (fun, args, argnum) for any of them.
-CASES = tuple(workloads.WORKLOADS) + asv_scenarios.ASV + asv_scenarios.SCALING
+HAND = {**_HAND_W, **asv_scenarios.HAND,
+        **{v: _HAND_W[w] for v, w in workloads.VARIANTS.items()}}
+# Every case the harnesses know, in report order: PERF.md's W1-W9, their fastgrad variants,
+# autograd's asv scenarios, the scaling chain.  make_case(cid, np) -> (fun, args, argnum) for any.
+CASES = (tuple(workloads.WORKLOADS) + tuple(workloads.VARIANTS) + asv_scenarios.ASV
+         + asv_scenarios.SCALING)
 
 TOLERANCE = 1e-10   # PERF.md: every benchmark checks its gradient against autograd's to this
 
@@ -114,6 +116,8 @@ def make_case(cid, np):
     """(fun, args, argnum) of case ``cid`` (a workload or an asv_scenarios scenario)."""
     if cid in workloads.FUNCTIONS:
         return workloads.make_case(cid, np)
+    if cid in workloads.VARIANTS:
+        return workloads.make_case(workloads.VARIANTS[cid], np)
     return asv_scenarios.make_case(cid, np)
 
 
@@ -136,6 +140,13 @@ def gradient_call(impl, wid):
     np, grad, info = load_autodiff(impl)
     fun, args, argnum = make_case(wid, np)
     g = grad(fun, argnum)
+    if wid in workloads.VARIANTS and impl.startswith("fastgrad"):
+        import fastgrad
+
+        def recomputing():
+            with fastgrad.recompute():
+                return g(*args)
+        return recomputing, info
     return (lambda: g(*args)), info
 
 

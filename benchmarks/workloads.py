@@ -102,6 +102,11 @@ FUNCTIONS = {
 }
 WORKLOADS = tuple(FUNCTIONS)
 
+# A workload differentiated by fastgrad inside one of its options, to measure the option:
+# variant id -> the workload.  autograd and the hand-written adjoint run the workload itself
+# (the reference the targets compare with).
+VARIANTS = {"W9-recompute": "W9"}   # inside fastgrad.recompute() (default settings)
+
 
 def make_case(wid, np):
     """(fun, args, argnum) for workload ``wid`` written against array module ``np``."""

@@ -53,7 +53,7 @@ def _has_scipy():
 # SPEC §2: the top-level functions and classes (not COMPILED / __version__), beyond those
 # of differential_operators.
 TOP_LEVEL = ["dict", "list", "tuple", "isinstance", "type", "primitive", "stop_gradient",
-             "install_as_autograd", "set_debug"]
+             "install_as_autograd", "set_debug", "recompute"]
 # SPEC §3 (plus defvjp_direct, fastgrad's fast rule form); the registries primitive_vjps,
 # primitive_jvps and sparse_object_types are data, not functions.
 CORE = ["make_vjp", "make_jvp", "backward_pass", "VJPNode", "JVPNode", "defvjp",

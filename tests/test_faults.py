@@ -695,6 +695,29 @@ def test_keyboard_interrupt_at_every_moment_of_other_operators(op, visible_gc_pa
 
 
 @needs_plain_build
+def test_keyboard_interrupt_at_every_moment_of_a_recomputing_gradient(visible_gc_pause):
+    # inside fastgrad.recompute: the replays made while recording and the recomputation
+    # in the backward pass (the block itself is the user's with statement, entered once)
+    x = onp.array([0.1, 0.7, -0.4])
+    started = threading.Event()
+    g = fastgrad.grad(lambda x: np.sum(np.tanh(np.sin(x) * x) ** 2 + x[[0, 0, 2]] * x))
+
+    def run():
+        started.set()
+        try:
+            return g(x)
+        finally:
+            started.clear()
+
+    expected = run()
+    with fastgrad.recompute(every=2, min_bytes=0):
+        onp.testing.assert_array_equal(run(), expected)
+        moments = _every_moment(run, started, run, expected)
+    assert moments > 20, moments
+    assert_clean_state()
+
+
+@needs_plain_build
 def test_keyboard_interrupt_at_every_moment_of_the_backward_pass_of_a_kept_graph():
     n = 12
     x = onp.array([0.1, 0.7, -0.4])

@@ -18,6 +18,7 @@ from .differential_operators import (checkpoint, deriv, elementwise_grad, grad, 
                                      tensor_jacobian_product, value_and_grad,
                                      vector_jacobian_product, stop_gradient)
 from ._debug import set_debug
+from ._recompute import recompute
 from ._drop_in import install_as_autograd
 from .builtins import dict, isinstance, list, tuple, type
 from .core import primitive

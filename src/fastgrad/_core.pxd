@@ -67,6 +67,7 @@ cdef class VJPNode(Node):
     cdef object _arg1                    # the second (None when there is none)
     cdef tuple _args                     # all of them when there are more than two, else None
     cdef readonly object _kwargs         # the keyword arguments (a dict), or None when there were none
+    cdef readonly object replay          # how to recompute its output and arguments (fastgrad.recompute), or None
     cdef object pending                  # cotangent summed so far by the running backward pass (None: none yet)
     cdef bint owned                      # pending is an array that pass allocated (so it may add into it)
     cdef int nparents                    # how many boxed arguments (one is kept without a tuple: W5 memory)

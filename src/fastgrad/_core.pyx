@@ -47,6 +47,8 @@ cdef object _sparse_type = None # set by core: the sparse cotangent type, added 
 cdef object _start_sum = None   # set by builtins: sparse g -> the first term of a sum it starts
 cdef object _finish_sum = None  # set by builtins: an owned non-scalar sum -> the value rules may read
 cdef object _debug = None       # debug-mode checks (see fastgrad._debug), or None: one test per node
+cdef object _recompute_record = None      # fastgrad._recompute.record while a recompute block is open
+cdef object _recompute_cotangents = None  # fastgrad._recompute.cotangents: backward of a node with a replay
 cdef tuple _EMPTY = ()
 cdef object _ndarray = ndarray
 cdef object _float64 = float64
@@ -139,6 +141,12 @@ def set_cotangent_sum_hooks(start, finish):
     rule reads it (default: itself).  None restores a default."""
     global _start_sum, _finish_sum
     _start_sum, _finish_sum = start, finish
+
+
+def set_recompute_hooks(record, cotangents):
+    """Install fastgrad._recompute's entries (``record`` None: no block is open)."""
+    global _recompute_record, _recompute_cotangents
+    _recompute_record, _recompute_cotangents = record, cotangents
 
 
 def set_debug_hooks(hooks):
@@ -796,7 +804,7 @@ cdef class VJPNode(Node):
 
     def vjp(self, g):
         """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
-        return _node_vjp(self, g)
+        return _node_vjp(self, g, None)
 
 
 cdef inline void _set_args(VJPNode node, PyObject** argv, Py_ssize_t n, object as_tuple):
@@ -823,7 +831,7 @@ cdef inline void _release(VJPNode node):
     """Drop what a processed node holds (its parents, saved values and rule)."""
     node._parents, node.nparents = _EMPTY, 0
     node._arg0 = node._arg1 = node._args = None
-    node.value = node._kwargs = node.rule = None
+    node.value = node._kwargs = node.rule = node.replay = None
 
 
 cdef inline object _parent(VJPNode node, Py_ssize_t k):
@@ -854,14 +862,31 @@ cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, ob
         _set_args(node, argv, n, None)
     if _debug is not None:
         _debug.recorded(node)
+    elif _recompute_record is not None:
+        _attach_replay(node, ans, argv, n, kwargs)
     return node
+
+
+cdef void _attach_replay(VJPNode node, object ans, PyObject** argv, Py_ssize_t n,
+                         object kwargs) except *:
+    """Inside a recompute block: the node keeps a replay instead of its saved values."""
+    replay = _recompute_record(node, ans, _tuple_of(argv, n), kwargs)
+    if replay is not None:
+        node.replay, node.value = replay, None
+        if n <= 8:
+            _set_args(node, _NONE_ARGS, n, None)
+        else:
+            _set_args(node, NULL, n, (None,) * n)
 
 
 for _i in range(8):
     _NONE_ARGS[_i] = <PyObject*>None
 
 
-cdef object _node_vjp(VJPNode node, object g):
+cdef object _node_vjp(VJPNode node, object g, dict memo):
+    """The node's cotangents; ``memo``: the running pass's recomputed outputs (or None)."""
+    if node.replay is not None:
+        return _recompute_cotangents(node, g, {} if memo is None else memo)
     rule, argnums = node.rule, node.parent_argnums
     if type(rule) is VJPRule:
         return [(<VJPRule>rule).one(i, g, node.value, node.args, node._kwargs) for i in argnums]
@@ -1052,6 +1077,7 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
     cdef Py_ssize_t n_stack = 1, n_ready = 1
     cdef tuple argnums
     cdef Py_ssize_t k, nparents
+    cdef dict memo = None   # outputs recomputed for nodes with a replay (fastgrad.recompute)
     if _in_use(end, stamp):
         return _CONFLICT
     _active_passes.add(stamp)
@@ -1086,10 +1112,14 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                         result = g
                 elif _debug is not None:
                     _debug.before_backward(node)
-                    for p, argnum, cot in zip(node.parents, node.parent_argnums, _node_vjp(node, g)):
+                    if node.replay is not None and memo is None:
+                        memo = {}
+                    for p, argnum, cot in zip(node.parents, node.parent_argnums, _node_vjp(node, g, memo)):
                         _debug.checked(node, argnum, g, cot)
                         if cot is not None:
                             _add_to_node(<VJPNode>p, cot)
+                elif node.replay is not None:
+                    memo = _pull_back_replayed(node, g, memo)
                 elif type(node.rule) is VJPRule:
                     argnums = node.parent_argnums
                     for k in range(nparents):
@@ -1097,9 +1127,11 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                         if cot is not None:
                             _add_to_node(<VJPNode>_parent(node, k), cot)
                 else:
-                    for p, cot in zip(node.parents, _node_vjp(node, g)):
+                    for p, cot in zip(node.parents, _node_vjp(node, g, None)):
                         if cot is not None:
                             _add_to_node(<VJPNode>p, cot)
+            if memo is not None:
+                memo.pop(node, None)   # its consumers, the only readers, are all done
             for k in range(nparents):
                 parent = <VJPNode>_parent(node, k)
                 parent.waiting -= 1
@@ -1116,6 +1148,17 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
         return result
     finally:
         _active_passes.discard(stamp)
+
+
+cdef dict _pull_back_replayed(VJPNode node, object g, dict memo):
+    """A node with a replay (fastgrad.recompute): its rule on recomputed values, the
+    cotangents added to its parents.  -> the pass's memo (made on first use)."""
+    if memo is None:
+        memo = {}
+    for p, cot in zip(node.parents, _recompute_cotangents(node, g, memo)):
+        if cot is not None:
+            _add_to_node(<VJPNode>p, cot)
+    return memo
 
 
 cdef inline object _take_root(VJPNode root, unsigned long long stamp):
@@ -1153,11 +1196,14 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume, dict r
     cdef set owned = set()
     cdef PyObject* found
     cdef bint is_owned
+    cdef dict memo = {}     # outputs recomputed for nodes with a replay (fastgrad.recompute)
     result = None
     for idx in range(len(order)):
         node = order[idx]
         found = PyDict_GetItem(pending, node)
         if found is NULL:
+            if memo:
+                memo.pop(node, None)
             continue
         g = <object>found
         PyDict_DelItem(pending, node)
@@ -1172,7 +1218,9 @@ cdef object _backward_with_dicts(object g, object end_node, bint consume, dict r
             continue
         if _debug is not None and type(node) is VJPNode:
             _debug.before_backward(node)
-        cots = _node_vjp(<VJPNode>node, g) if type(node) is VJPNode else node.vjp(g)
+        cots = _node_vjp(<VJPNode>node, g, memo) if type(node) is VJPNode else node.vjp(g)
+        if memo:
+            memo.pop(node, None)   # its consumers, the only other readers, are all done
         for k, (parent, cot) in enumerate(zip(parents, cots)):
             if _debug is not None and type(node) is VJPNode:
                 _debug.checked(node, (<VJPNode>node).parent_argnums[k], g, cot)

@@ -123,6 +123,16 @@ def set_sparse_type(tp):
 _debug = None   # debug-mode checks (see fastgrad._debug), or None
 
 
+_recompute_record = None       # fastgrad._recompute.record while a recompute block is open
+_recompute_cotangents = None   # fastgrad._recompute.cotangents: backward of a node with a replay
+
+
+def set_recompute_hooks(record, cotangents):
+    """Install fastgrad._recompute's entries (``record`` None: no block is open)."""
+    global _recompute_record, _recompute_cotangents
+    _recompute_record, _recompute_cotangents = record, cotangents
+
+
 def set_debug_hooks(hooks):
     """``hooks.recorded(node)``, ``hooks.before_backward(node)`` and
     ``hooks.checked(node, argnum, g, cotangent)`` are called when not None."""
@@ -367,11 +377,12 @@ class VJPRule:
 
 class VJPNode(Node):
     """A recorded primitive call, for the reverse mode."""
-    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs", "__weakref__")
+    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs", "replay",
+                 "__weakref__")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         self.parents, self.parent_argnums, self.fun = parents, parent_argnums, fun
-        self.value, self.args, self.kwargs = value, args, kwargs
+        self.value, self.args, self.kwargs, self.replay = value, args, kwargs, None
         self.rule = rule = primitive_vjps.get(fun)   # looked up now: later registry edits do not apply
         if type(rule) is VJPRule:
             if not rule.saves_ans:
@@ -380,13 +391,21 @@ class VJPNode(Node):
                 self.args = (None,) * len(args)
         if _debug is not None:
             _debug.recorded(self)
+        elif _recompute_record is not None:
+            # inside a recompute block: a replay instead of the saved values
+            self.replay = _recompute_record(self, value, args, kwargs)
+            if self.replay is not None:
+                self.value, self.args = None, (None,) * len(args)
 
     def initialize_root(self):
         self.parents, self.parent_argnums, self.fun, self.rule = (), (), None, None
-        self.value = self.args = self.kwargs = None
+        self.value = self.args = self.kwargs = self.replay = None
 
-    def vjp(self, g):
-        """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
+    def vjp(self, g, memo=None):
+        """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output
+        (``memo``: the running pass's recomputed outputs, for a node with a replay)."""
+        if self.replay is not None:
+            return _recompute_cotangents(self, g, {} if memo is None else memo)
         rule, argnums = self.rule, self.parent_argnums
         if type(rule) is VJPRule:
             return [rule.one(i, g, self.value, self.args, self.kwargs) for i in argnums]
@@ -396,7 +415,7 @@ class VJPNode(Node):
 
     def release(self):
         self.parents = self.args = ()
-        self.kwargs = self.value = self.rule = None
+        self.kwargs = self.value = self.rule = self.replay = None
 
 
 def toposort(end_node):
@@ -463,9 +482,11 @@ def backward_pass(g, end_node, consume=False, roots=None):
     array among them one the caller alone holds (copied unless the pass made it)."""
     pending, owned, result = {end_node: g}, set(), None
     reached = None if roots is None else {}
+    memo = {}   # outputs recomputed for nodes with a replay (fastgrad.recompute)
     for node in toposort(end_node):
         g = pending.pop(node, None)
         if g is None:
+            memo.pop(node, None)
             continue
         if _finish_sum is not None and node in owned and type(g) not in _IMMUTABLE and type(g) is not ndarray:
             g = _finish_sum(g)
@@ -478,7 +499,9 @@ def backward_pass(g, end_node, consume=False, roots=None):
         debug = _debug is not None and type(node) is VJPNode
         if debug:
             _debug.before_backward(node)
-        for k, (parent, cot) in enumerate(zip(node.parents, node.vjp(g))):
+        cots = node.vjp(g, memo) if type(node) is VJPNode else node.vjp(g)
+        memo.pop(node, None)   # its consumers, the only other readers, are all done
+        for k, (parent, cot) in enumerate(zip(node.parents, cots)):
             if debug:
                 _debug.checked(node, node.parent_argnums[k], g, cot)
             if cot is None:
