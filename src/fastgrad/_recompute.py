@@ -77,8 +77,18 @@ def _collect_replayable():
     _replayable, _seen_modules = frozenset(found), len(sys.modules)
 
 
-def _large(x, min_bytes):
-    return type(x) is np.ndarray and x.nbytes >= min_bytes
+def _kind(x, args, min_bytes):
+    """"small" (kept) unless x is an array of at least min_bytes; then "view" if it is a
+    view of one of the arguments (kept, it would keep its base alive; recomputed, it costs
+    nothing), else "large" (a buffer of its own, or of a temporary of the primitive's)."""
+    if type(x) is not np.ndarray or x.nbytes < min_bytes:
+        return "small"
+    base = x.base
+    if base is not None:
+        for a in args:
+            if type(a) is np.ndarray and (base is a or base is a.base):
+                return "view"
+    return "large"
 
 
 def record(node, ans, args, kwargs):
@@ -94,8 +104,10 @@ def record(node, ans, args, kwargs):
             if engine.isbox(a):
                 return None
     policy = policies[-1]
-    out = ans
-    if _large(ans, policy.min_bytes):
+    out, kind = ans, _kind(ans, args, policy.min_bytes)
+    if kind == "view":
+        out = _MISSING
+    elif kind == "large":
         policy.since_kept += 1
         if policy.since_kept < policy.every:
             out = _MISSING
