@@ -609,6 +609,9 @@ def visible_gc_pause(monkeypatch):
                 monkeypatch.setattr(module, name, wrapper)
 
 
+_DEFAULT_ERR = onp.geterr()
+
+
 def _every_moment(run, trigger, again, expected, limit=20000):
     """Interrupt ``run`` at each of its moments in turn, checking the state after each.
     -> the number of moments."""
@@ -622,9 +625,10 @@ def _every_moment(run, trigger, again, expected, limit=20000):
 
 def _check_after_interrupt(k, where, again, expected):
     """After an interrupt: no lock left held (the next call would block), the collector
-    on, and the next differentiation correct."""
+    on, NumPy's floating-point handling as it was, and the next differentiation correct."""
     context = "after an interrupt at moment {} ({})".format(k, where[0] if where else "?")
     assert gc.isenabled(), "the garbage collector is left disabled " + context
+    assert onp.geterr() == _DEFAULT_ERR, "NumPy's error state is left changed " + context
     with watchdog(30, "the next differentiation blocks " + context):
         result = again()
     assert gc.isenabled(), "a pause of the collector never ended " + context

@@ -24,6 +24,10 @@ def set_debug_hooks(hooks: Any) -> None:
     """Install (or, with None, remove) hooks with ``recorded(node)``, ``before_backward(node)``
     and ``checked(node, argnum, g, cotangent)`` methods, each called when not None."""
 
+def set_recompute_hooks(record: Optional[Callable[..., Any]], cotangents: Callable[..., Any]) -> None:
+    """Install fastgrad._recompute's ``record(node, ans, args, kwargs)`` (None while no
+    recompute block is open) and ``cotangents(node, g, memo)``."""
+
 def set_box_arithmetic(ops: Dict[str, Tuple[Any, Any]], fast_value_types: Any,
                        general_other_types: Any) -> None:
     """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives for
@@ -143,6 +147,7 @@ class VJPNode(Node):
     value: Any
     args: Tuple[Any, ...]
     _kwargs: Optional[Dict[str, Any]]
+    replay: Any    # fastgrad._recompute.Replay (recorded inside fastgrad.recompute), or None
     @property
     def kwargs(self) -> Dict[str, Any]: ...
     def initialize_root(self) -> None: ...

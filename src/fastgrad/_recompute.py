@@ -23,6 +23,7 @@ functions of their arguments, so a second call gives the same bits.  A user's pr
 may have side effects or draw random numbers, and keeps what its rule reads, as do calls
 on boxes of an outer trace (higher-order derivatives).
 """
+import functools
 import sys
 import threading
 
@@ -135,20 +136,21 @@ def _output(node, memo):
     found = memo.get(node, _MISSING)
     if found is not _MISSING:
         return found
+    # (NumPy's floating-point state is left alone: a with errstate block here would leave
+    # it changed if a Ctrl-C landed between its entry and the block.  A warning the forward
+    # pass gave may be given again.)
     stack = [node]
-    with np.errstate(all="ignore"):   # the forward pass already warned about these values
-        while stack:
-            top = stack[-1]
-            if top in memo:
-                stack.pop()
-                continue
-            missing = [p for _, p in top.replay.holes
-                       if p.replay.out is _MISSING and p not in memo]
-            if missing:
-                stack.extend(missing)
-                continue
+    while stack:
+        top = stack[-1]
+        if top in memo:
             stack.pop()
-            memo[top] = _run(top.replay, memo)
+            continue
+        missing = [p for _, p in top.replay.holes if p.replay.out is _MISSING and p not in memo]
+        if missing:
+            stack.extend(missing)
+            continue
+        stack.pop()
+        memo[top] = _run(top.replay, memo)
     return memo[node]
 
 
@@ -198,7 +200,8 @@ class recompute:
     ``min_bytes``: arrays smaller than this are always kept (recomputing them saves little).
     Only fastgrad.numpy / fastgrad.scipy primitives are recomputed (your own primitives may
     have side effects); it applies to the graphs recorded in this thread inside the block,
-    whenever their backward pass runs.  Debug mode (``set_debug``) turns it off.  For control
+    whenever their backward pass runs.  A floating-point warning the forward pass gave may be
+    given again by the recomputation.  Debug mode (``set_debug``) turns it off.  For control
     over what is recomputed, see ``checkpoint``.
 
     >>> import fastgrad
@@ -245,8 +248,6 @@ class recompute:
         return False
 
     def __call__(self, fun):
-        import functools
-
         @functools.wraps(fun)
         def inside(*args, **kwargs):
             with recompute(self.every, self.min_bytes):
