@@ -351,12 +351,13 @@ def test_scalar_seed_and_readonly_inputs():
 # ---- the compiled engine's reuse of large array buffers during a gradient call ---------
 
 @pytest.mark.skipif(not getattr(ag, "COMPILED", False), reason="only fastgrad's compiled engine keeps buffers")
-def test_large_buffers_are_reused_during_a_call_and_released_after():
+def test_large_buffers_are_reused_during_a_call_and_kept_for_the_next_one():
     import threading
     from fastgrad._engine import engine
     fastgrad, fnp = ag, anp
     x = onp.linspace(-2.0, 2.0, 300_000)        # 2.4 MB buffers: above the 128 KiB threshold
     seen = []
+    engine.buffer_cache_release()               # (what earlier tests' calls left kept)
 
     def f(x):
         y = fnp.exp(fnp.sin(x)) * x ** 2        # temporaries freed during the backward pass
@@ -368,10 +369,20 @@ def test_large_buffers_are_reused_during_a_call_and_released_after():
     installed, users, kept, kept_bytes = seen[0]
     assert installed and users == 1
     assert onp._core.multiarray.get_handler_name() == "fastgrad_buffer_cache"
-    # nothing is kept once the call has returned, and buffers made during the call are
-    # freed normally later (the result g was allocated under the handler)
-    assert engine.buffer_cache_state() == (True, 0, 0, 0)
+    # once the call has returned, some of its buffers are kept for the next call (at most
+    # 64 MiB); buffers made during the call are freed normally later (g was allocated
+    # under the handler), and a release frees the kept ones
+    installed, users, kept, kept_bytes = engine.buffer_cache_state()
+    assert installed and users == 0 and kept >= 2 and 0 < kept_bytes <= 64 << 20
+    assert kept_bytes == kept * x.nbytes
     del g
+    assert engine.buffer_cache_state()[2:] == (kept, kept_bytes)
+    # the next call takes them (the same gradient from buffers whose pages the kernel may
+    # have taken back), and leaves as many kept again
+    onp.testing.assert_allclose(fastgrad.grad(f)(x), expected, rtol=1e-12)
+    assert seen[1][2] < kept               # (during the call's forward pass, some are in use)
+    assert engine.buffer_cache_state()[2:] == (kept, kept_bytes)
+    engine.buffer_cache_release()
     assert engine.buffer_cache_state() == (True, 0, 0, 0)
     # a thread's context starts with NumPy's default handler; its first gradient call
     # switches it, and the results are the same

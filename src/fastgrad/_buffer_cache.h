@@ -10,19 +10,31 @@
  * gradient call, in place of NumPy's default.  Outside gradient calls it forwards every
  * request to NumPy's default allocator.  While a gradient call runs, freed buffers of at
  * least FG_CACHE_MIN_BYTES are kept (up to FG_CACHE_SLOTS of them, FG_CACHE_MAX_BYTES in
- * all) and handed out again for requests of exactly their size; when the last gradient
- * call in progress ends, the kept buffers are freed.  NumPy reports buffers to tracemalloc
- * around these calls, so a kept buffer counts as freed there.
+ * all) and handed out again for requests of exactly their size.  NumPy reports buffers to
+ * tracemalloc around these calls, so a kept buffer counts as freed there.
+ *
+ * When the last gradient call in progress ends, up to FG_RETAIN_BYTES of the kept buffers
+ * stay kept for the next call (gradients are usually computed in a loop) and the rest are
+ * freed.  The retained buffers' pages are handed to the kernel with madvise(MADV_FREE): it
+ * takes them back if it needs memory, and otherwise the next call writes into them without
+ * a page fault (on W4, the pages faulted in anew cost more than the whole engine).
+ * buffer_cache_release() frees them.
  */
 #ifndef FASTGRAD_BUFFER_CACHE_H
 #define FASTGRAD_BUFFER_CACHE_H
 
+#include <stdint.h>
 #include <string.h>
 #include "pythread.h"
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #define FG_CACHE_MIN_BYTES ((size_t)1 << 17)   /* 128 KiB: glibc's default mmap threshold */
 #define FG_CACHE_SLOTS 32
 #define FG_CACHE_MAX_BYTES ((size_t)1 << 30)
+#define FG_RETAIN_BYTES ((size_t)64 << 20)     /* kept from one gradient call to the next */
 
 typedef struct { void *ptr; size_t size; } fg_kept_buffer;
 
@@ -126,19 +138,54 @@ static void fg_cache_begin(void) {
     Py_DECREF(current);
 }
 
-/* A gradient call ends (GIL held): after the last one, free the kept buffers. */
+/* The whole pages inside a kept buffer, given to the kernel to take back lazily: their
+ * contents become undefined (no request served from the cache needs any).  The partial
+ * pages at both ends are left alone: the allocator's headers of this block and of the
+ * next one live there. */
+static void fg_pages_lazily_free(void *ptr, size_t size) {
+#if defined(MADV_FREE)
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)ptr + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t end = ((uintptr_t)ptr + size) & ~(uintptr_t)(page - 1);
+    if (end > start) (void)madvise((void *)start, end - start, MADV_FREE);
+#else
+    (void)ptr; (void)size;
+#endif
+}
+
+/* Free the kept buffers beyond the first ``retain`` bytes; lazily free the pages of those
+ * that stay (under the lock: another thread's gradient call may take one right after). */
+static void fg_cache_trim(size_t retain) {
+    fg_kept_buffer freed[FG_CACHE_SLOTS];
+    int i, n = 0, m = 0;
+    size_t kept_bytes = 0;
+    PyThread_acquire_lock(fg_cache_lock, WAIT_LOCK);
+    for (i = 0; i < fg_nkept; i++) {
+        if (kept_bytes + fg_kept[i].size <= retain) {
+            fg_pages_lazily_free(fg_kept[i].ptr, fg_kept[i].size);
+            kept_bytes += fg_kept[i].size;
+            fg_kept[m++] = fg_kept[i];
+        } else {
+            freed[n++] = fg_kept[i];
+        }
+    }
+    fg_nkept = m;
+    fg_kept_bytes = kept_bytes;
+    PyThread_release_lock(fg_cache_lock);
+    for (i = 0; i < n; i++) fg_base.free(fg_base.ctx, freed[i].ptr, freed[i].size);
+}
+
+/* A gradient call ends (GIL held): after the last one, keep up to FG_RETAIN_BYTES. */
 static void fg_cache_end(void) {
-    fg_kept_buffer kept[FG_CACHE_SLOTS];
-    int i, n;
     if (fg_cache_capsule == NULL || fg_cache_users <= 0) return;
     if (--fg_cache_users > 0) return;
-    PyThread_acquire_lock(fg_cache_lock, WAIT_LOCK);
-    n = fg_nkept;
-    memcpy(kept, fg_kept, n * sizeof(fg_kept_buffer));
-    fg_nkept = 0;
-    fg_kept_bytes = 0;
-    PyThread_release_lock(fg_cache_lock);
-    for (i = 0; i < n; i++) fg_base.free(fg_base.ctx, kept[i].ptr, kept[i].size);
+    fg_cache_trim(FG_RETAIN_BYTES);
+}
+
+/* Free every kept buffer now (GIL held); nothing while a gradient call is in progress. */
+static void fg_cache_release(void) {
+    if (fg_cache_capsule == NULL || fg_cache_users > 0) return;
+    fg_cache_trim(0);
 }
 
 static Py_ssize_t fg_cache_kept_count(void) { return fg_nkept; }

@@ -65,6 +65,7 @@ cdef int _gc_was_enabled = 0       # the collector's state before the outermost 
 cdef extern from "_buffer_cache.h":
     void fg_cache_begin()
     void fg_cache_end()
+    void fg_cache_release()
     Py_ssize_t fg_cache_kept_count()
     size_t fg_cache_kept_total()
     Py_ssize_t fg_cache_user_count()
@@ -100,6 +101,11 @@ def buffer_cache_begin():
 def buffer_cache_end():
     """That call ends; after the last one, the kept buffers are freed (harmless extra calls)."""
     fg_cache_end()
+
+
+def buffer_cache_release():
+    """Free the buffers kept for the next gradient call (none while a call is in progress)."""
+    fg_cache_release()
 
 
 def buffer_cache_state():
