@@ -233,6 +233,20 @@ def test_debug_mode_still_catches_a_mutated_array_inside_the_block():
         fastgrad.set_debug(previous)
 
 
+def test_a_graph_recorded_in_the_block_is_pulled_back_in_debug_mode():
+    A = RS.randn(4, 4) / 2
+    f = lambda Z: np.tanh(A @ np.tanh(A @ np.sin(Z)))
+    Z, g = RS.randn(4, 3), RS.randn(4, 3)
+    with fastgrad.recompute(every=2, **EVERYTHING):
+        vjp, _ = fastgrad.make_vjp(f)(Z)
+    previous = fastgrad.set_debug(True)
+    try:
+        got = vjp(g)
+    finally:
+        fastgrad.set_debug(previous)
+    same_bits(got, fastgrad.make_vjp(f)(Z)[0](g))
+
+
 def _recorded_with_replays(f, x):
     _, end = engine.trace(engine.VJPNode.new_root(), f, x)
     return [n.replay is not None for n in engine.toposort(end) if n.parents]

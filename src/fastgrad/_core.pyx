@@ -1118,8 +1118,6 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                         result = g
                 elif _debug is not None:
                     _debug.before_backward(node)
-                    if node.replay is not None and memo is None:
-                        memo = {}
                     for p, argnum, cot in zip(node.parents, node.parent_argnums, _node_vjp(node, g, memo)):
                         _debug.checked(node, argnum, g, cot)
                         if cot is not None:
