@@ -36,9 +36,9 @@ _NO_KWARGS = {}              # shared, never modified: rules are called with **k
 
 
 class Replay:
-    """How to compute a node's output again: ``fun(*args, **kwargs)`` with the outputs of
-    the parent nodes ``holes`` gives in the positions it gives; ``out`` is the output
-    itself where it was kept."""
+    """How to compute a node's output again: ``fun(*args, **kwargs)``, where each
+    (position, parent node) of ``holes`` puts that parent's output at that position of
+    ``args``; ``out`` is the output itself where it was kept (else _MISSING)."""
     __slots__ = ("fun", "args", "kwargs", "holes", "out")
 
     def __init__(self, fun, args, kwargs, holes, out):
