@@ -6,7 +6,6 @@ never with timings.
 """
 import gc
 import math
-import tracemalloc
 import weakref
 
 import numpy as onp
@@ -14,6 +13,7 @@ import pytest
 
 from conftest import import_target
 from gradcheck import assert_tree_allclose, check_grads
+from traced_peak import peak_traced_bytes
 
 ag = import_target()
 anp = import_target("numpy")
@@ -63,17 +63,7 @@ def test_million_primitive_graph_dropped_without_backward_pass():
 
 
 def _peak_bytes_of_grad(n):
-    f = chain(n)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        ag.grad(f)(0.5)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return peak - before
+    return peak_traced_bytes(ag.grad(chain(n)), 0.5)[0]
 
 
 @pytest.mark.slow

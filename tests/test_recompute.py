@@ -7,7 +7,6 @@ never run twice, and the block's state is this thread's and is restored on excep
 Runs on both engines (CI runs it again with FASTGRAD_PURE=1).
 """
 import threading
-import tracemalloc
 
 import numpy as onp
 import pytest
@@ -17,6 +16,7 @@ import fastgrad.numpy as np
 from fastgrad import extend
 from fastgrad._engine import engine
 from gradcheck import check_grads
+from traced_peak import peak_traced_bytes
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -129,24 +129,13 @@ def test_views_of_arguments_are_recomputed_and_not_counted():
     same_bits(got, fastgrad.grad(f)(onp.ones((3, 3))))
 
 
-def peak_bytes(fun, *args):
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        result = fun(*args)
-        return tracemalloc.get_traced_memory()[1] - before, result
-    finally:
-        tracemalloc.stop()
-
-
 def test_peak_memory_of_a_deep_network_drops():
     rs = onp.random.RandomState(1)
     A, Z = rs.randn(150, 150) / onp.sqrt(150), rs.randn(150, 150)
     g = fastgrad.grad(lambda Z: deep_tanh(Z, A, 40))
-    plain, expected = peak_bytes(g, Z)
+    plain, expected = peak_traced_bytes(g, Z)
     with fastgrad.recompute(every=8):
-        less, got = peak_bytes(g, Z)
+        less, got = peak_traced_bytes(g, Z)
     same_bits(got, expected)
     array = Z.nbytes
     assert plain > 38 * array                 # one saved array per layer without the block

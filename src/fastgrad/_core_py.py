@@ -401,21 +401,25 @@ class VJPNode(Node):
         self.parents, self.parent_argnums, self.fun, self.rule = (), (), None, None
         self.value = self.args = self.kwargs = self.replay = None
 
-    def vjp(self, g, memo=None):
-        """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output
-        (``memo``: the running pass's recomputed outputs, for a node with a replay)."""
-        if self.replay is not None:
-            return _recompute_cotangents(self, g, {} if memo is None else memo)
-        rule, argnums = self.rule, self.parent_argnums
-        if type(rule) is VJPRule:
-            return [rule.one(i, g, self.value, self.args, self.kwargs) for i in argnums]
-        if rule is None:
-            raise _missing("VJP", self.fun, argnums)
-        return rule(argnums, self.value, self.args, self.kwargs)(g)
+    def vjp(self, g):
+        """Cotangents for ``parents`` (None = zero) given the cotangent ``g`` of the output."""
+        return _node_vjp(self, g, None)
 
     def release(self):
         self.parents = self.args = ()
         self.kwargs = self.value = self.rule = self.replay = None
+
+
+def _node_vjp(node, g, memo):
+    """The node's cotangents; ``memo``: the running pass's recomputed outputs (or None)."""
+    if node.replay is not None:
+        return _recompute_cotangents(node, g, {} if memo is None else memo)
+    rule, argnums = node.rule, node.parent_argnums
+    if type(rule) is VJPRule:
+        return [rule.one(i, g, node.value, node.args, node.kwargs) for i in argnums]
+    if rule is None:
+        raise _missing("VJP", node.fun, argnums)
+    return rule(argnums, node.value, node.args, node.kwargs)(g)
 
 
 def toposort(end_node):
@@ -499,7 +503,7 @@ def backward_pass(g, end_node, consume=False, roots=None):
         debug = _debug is not None and type(node) is VJPNode
         if debug:
             _debug.before_backward(node)
-        cots = node.vjp(g, memo) if type(node) is VJPNode else node.vjp(g)
+        cots = _node_vjp(node, g, memo) if type(node) is VJPNode else node.vjp(g)
         memo.pop(node, None)   # its consumers, the only other readers, are all done
         for k, (parent, cot) in enumerate(zip(node.parents, cots)):
             if debug:

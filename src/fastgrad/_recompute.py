@@ -121,8 +121,6 @@ def record(node, ans, args, kwargs):
         for i, _ in holes:
             args[i] = None          # the parent's output: recomputed, not held
         args = tuple(args)
-    elif type(args) is not tuple:
-        args = tuple(args)
     return Replay(node.fun.fun, args, kwargs if kwargs else _NO_KWARGS, holes, out)
 
 
@@ -150,21 +148,12 @@ def _output(node, memo):
             stack.extend(missing)
             continue
         stack.pop()
-        memo[top] = _run(top.replay, memo)
+        memo[top] = top.replay.fun(*_arguments(top, memo), **top.replay.kwargs)
     return memo[node]
 
 
-def _run(replay, memo):
-    args = replay.args
-    if replay.holes:
-        args = list(args)
-        for i, p in replay.holes:
-            out = p.replay.out
-            args[i] = memo[p] if out is _MISSING else out
-    return replay.fun(*args, **replay.kwargs)
-
-
 def _arguments(node, memo):
+    """The node's positional arguments, its parents' outputs put back in the holes."""
     replay = node.replay
     if not replay.holes:
         return replay.args
@@ -183,8 +172,7 @@ def cotangents(node, g, memo):
         kwargs = node.replay.kwargs
         return [rule.one(i, g, ans, args, kwargs) for i in argnums]
     if rule is None:
-        raise NotImplementedError("VJP of {} wrt argnums {} not defined".format(
-            getattr(node.fun, "__name__", repr(node.fun)), tuple(argnums)))
+        raise engine._missing("VJP", node.fun, argnums)
     return rule(argnums, _output(node, memo), _arguments(node, memo), node.replay.kwargs)(g)
 
 
