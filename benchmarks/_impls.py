@@ -3,6 +3,7 @@
 Nothing here imports an autodiff library at module level: a timing process must import exactly
 one, so ``gradient_call`` imports it on demand.
 """
+
 from importlib import metadata
 
 import numpy as onp
@@ -11,14 +12,12 @@ import asv_scenarios
 import workloads
 from hand import HAND as _HAND_W
 
-HAND = {**_HAND_W, **asv_scenarios.HAND,
-        **{v: _HAND_W[w] for v, w in workloads.VARIANTS.items()}}
+HAND = {**_HAND_W, **asv_scenarios.HAND, **{v: _HAND_W[w] for v, w in workloads.VARIANTS.items()}}
 # Every case the harnesses know, in report order: PERF.md's W1-W9, their fastgrad variants,
 # autograd's asv scenarios, the scaling chain.  make_case(cid, np) -> (fun, args, argnum) for any.
-CASES = (tuple(workloads.WORKLOADS) + tuple(workloads.VARIANTS) + asv_scenarios.ASV
-         + asv_scenarios.SCALING)
+CASES = tuple(workloads.WORKLOADS) + tuple(workloads.VARIANTS) + asv_scenarios.ASV + asv_scenarios.SCALING
 
-TOLERANCE = 1e-10   # PERF.md: every benchmark checks its gradient against autograd's to this
+TOLERANCE = 1e-10  # PERF.md: every benchmark checks its gradient against autograd's to this
 
 # "fastgrad-compiled" and "fastgrad-pure" are one library with two engines; which one is loaded is
 # decided by FASTGRAD_PURE in the environment before `import fastgrad` (run.py sets it per worker).
@@ -60,18 +59,21 @@ def load_autodiff(impl):
         import autograd
         import autograd.numpy as np
         from autograd import grad
+
         return np, grad, {"version": _version(autograd)}
     if impl.startswith("fastgrad"):
         import fastgrad
         import fastgrad.numpy as np
         from fastgrad import grad
+
         compiled = bool(fastgrad.COMPILED)
         if impl == "fastgrad-compiled" and not compiled:
-            raise RuntimeError("fastgrad-compiled was asked for but fastgrad.COMPILED is False "
-                               "(extension not built, or FASTGRAD_PURE set)")
+            raise RuntimeError(
+                "fastgrad-compiled was asked for but fastgrad.COMPILED is False "
+                "(extension not built, or FASTGRAD_PURE set)"
+            )
         if impl == "fastgrad-pure" and compiled:
-            raise RuntimeError("fastgrad-pure was asked for but the compiled engine is in use "
-                               "(set FASTGRAD_PURE=1)")
+            raise RuntimeError("fastgrad-pure was asked for but the compiled engine is in use (set FASTGRAD_PURE=1)")
         return np, grad, {"version": _version(fastgrad), "compiled": compiled}
     raise ValueError(f"not an autodiff implementation: {impl}")
 
@@ -82,6 +84,7 @@ def pin_blas_to_one_thread():
     imported earlier (e.g. by tests/conftest.py) and checks the result."""
     try:
         from threadpoolctl import threadpool_info, threadpool_limits
+
         threadpool_limits(1)
         return max((p["num_threads"] for p in threadpool_info()), default=None)
     except ImportError:
@@ -90,6 +93,7 @@ def pin_blas_to_one_thread():
     import ctypes
     import glob
     import os
+
     libs = os.path.join(os.path.dirname(onp.__file__), os.pardir, "numpy.libs", "*openblas*")
     for path in glob.glob(libs):
         lib = ctypes.CDLL(path)
@@ -124,6 +128,7 @@ def make_case(cid, np):
 def fastgrad_label():
     """'fastgrad-compiled' or 'fastgrad-pure', from the engine this process actually loaded."""
     import fastgrad
+
     return "fastgrad-compiled" if fastgrad.COMPILED else "fastgrad-pure"
 
 
@@ -146,6 +151,7 @@ def gradient_call(impl, wid):
         def recomputing():
             with fastgrad.recompute():
                 return g(*args)
+
         return recomputing, info
     return (lambda: g(*args)), info
 

@@ -16,6 +16,7 @@ the hand-written adjoints (plain Python floats and ``math``, as in hand.py) for 
 scenarios.  Like every benchmark, these are checked against autograd's gradient (relative error
 <= 1e-10): ``python benchmarks/asv_scenarios.py`` does it for the hand versions.
 """
+
 import math
 
 FAN_STEPS = 10**4
@@ -24,6 +25,7 @@ CHAIN_FACTOR = 1.0000001
 
 
 # ------------------------------------------------------------------------------ asv scenarios
+
 
 def asv_short(np, x):
     return x**2
@@ -43,7 +45,7 @@ def asv_fan_out_fan_in(np, x):
 
 def hand_asv_short(x):
     _ = x**2
-    return 1.0 * 2.0 * x          # d(x**2)/dx = 2 x, times the incoming cotangent 1
+    return 1.0 * 2.0 * x  # d(x**2)/dx = 2 x, times the incoming cotangent 1
 
 
 def hand_asv_long(x):
@@ -62,12 +64,13 @@ def hand_asv_fan_out_fan_in(x):
         x = (x + x) / 2.0
     g = 1.0
     for _ in range(FAN_STEPS):
-        g = g / 2.0               # through the division
-        g = g + g                 # both operands of x + x are x: their contributions add up
+        g = g / 2.0  # through the division
+        g = g + g  # both operands of x + x are x: their contributions add up
     return g
 
 
 # ------------------------------------------------------------------------------ scaling chain
+
 
 def scaling_chain(np, x, n):
     for _ in range(n):
@@ -78,6 +81,7 @@ def scaling_chain(np, x, n):
 def _chain(n):
     def chain(np, x):
         return scaling_chain(np, x, n)
+
     chain.__name__ = f"chain_{n}"
     return chain
 
@@ -85,14 +89,24 @@ def _chain(n):
 # ----------------------------------------------------------------------------------- registry
 
 FUNCTIONS = {
-    "asv-short": asv_short, "asv-long": asv_long, "asv-fan": asv_fan_out_fan_in,
-    "chain-1e4": _chain(10**4), "chain-1e5": _chain(10**5), "chain-1e6": _chain(10**6),
+    "asv-short": asv_short,
+    "asv-long": asv_long,
+    "asv-fan": asv_fan_out_fan_in,
+    "chain-1e4": _chain(10**4),
+    "chain-1e5": _chain(10**5),
+    "chain-1e6": _chain(10**6),
 }
 ASV = ("asv-short", "asv-long", "asv-fan")
 SCALING = ("chain-1e4", "chain-1e5", "chain-1e6")
 # Primitives recorded by one gradient call, for the per-primitive cost.
-PRIMITIVES = {"asv-short": 1, "asv-long": LONG_STEPS, "asv-fan": 2 * FAN_STEPS,
-              "chain-1e4": 10**4, "chain-1e5": 10**5, "chain-1e6": 10**6}
+PRIMITIVES = {
+    "asv-short": 1,
+    "asv-long": LONG_STEPS,
+    "asv-fan": 2 * FAN_STEPS,
+    "chain-1e4": 10**4,
+    "chain-1e5": 10**5,
+    "chain-1e6": 10**6,
+}
 TITLES = {
     "asv-short": "asv short `x**2`",
     "asv-long": "asv long (50 x `sin`)",
@@ -101,8 +115,7 @@ TITLES = {
     "chain-1e5": "chain 10^5 x `x*1.0000001`",
     "chain-1e6": "chain 10^6 x `x*1.0000001`",
 }
-HAND = {"asv-short": hand_asv_short, "asv-long": hand_asv_long,
-        "asv-fan": hand_asv_fan_out_fan_in}
+HAND = {"asv-short": hand_asv_short, "asv-long": hand_asv_long, "asv-fan": hand_asv_fan_out_fan_in}
 _INPUTS = {"asv-short": (1.5,), "asv-long": (1.5,), "asv-fan": (1.5,)}
 
 

@@ -4,6 +4,7 @@ OpenBLAS/MKL read their thread count when the library loads, so the environment 
 conftest import, before the benchmark module imports NumPy; threadpoolctl (when installed) also
 limits an already-loaded BLAS.
 """
+
 import os
 import sys
 import warnings
@@ -12,8 +13,13 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+for _var in (
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+):
     os.environ[_var] = "1"
 
 sys.path.insert(0, HERE)  # workloads, hand, _impls
@@ -23,8 +29,9 @@ sys.path.insert(0, HERE)  # workloads, hand, _impls
 def _one_blas_thread():
     # NumPy may have been loaded (by tests/conftest.py) before the variables above were set.
     from _impls import pin_blas_to_one_thread
+
     if pin_blas_to_one_thread() not in (1, None):
-        warnings.warn("could not pin BLAS to one thread")
+        warnings.warn("could not pin BLAS to one thread", stacklevel=2)
     yield
 
 

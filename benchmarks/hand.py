@@ -9,6 +9,7 @@ algebraically, so the count of operations stays comparable with a tape.
 
 ``python benchmarks/hand.py`` checks every adjoint against autograd's gradient (rel err <= 1e-10).
 """
+
 import math
 
 import numpy as np
@@ -32,14 +33,14 @@ def hand_w2(x):
         s = np.sin(x)
         saved.append((x, s))
         x = s * x + 0.1
-    g = np.ones_like(x)           # d sum / dx
+    g = np.ones_like(x)  # d sum / dx
     for x, s in reversed(saved):
         g = g * x * np.cos(x) + g * s
     return g
 
 
 def hand_w3(params, X, Y):
-    hs = [X]                      # inputs of each layer, then the network output
+    hs = [X]  # inputs of each layer, then the network output
     h = X
     last = len(params) - 1
     for i, (W, b) in enumerate(params):
@@ -53,9 +54,9 @@ def hand_w3(params, X, Y):
     for i in range(last, -1, -1):
         W, b = params[i]
         if i < last:
-            g = g * (1.0 - hs[i + 1] ** 2)        # through tanh
+            g = g * (1.0 - hs[i + 1] ** 2)  # through tanh
         h_in = hs[i]
-        grads[i] = (h_in.T @ g, g.sum(axis=0))    # b was broadcast over the batch
+        grads[i] = (h_in.T @ g, g.sum(axis=0))  # b was broadcast over the batch
         g = g @ W.T
     return grads
 
@@ -63,17 +64,17 @@ def hand_w3(params, X, Y):
 def hand_w4(x):
     s = np.sin(x)
     e = np.exp(s)
-    x2 = x ** 2
+    x2 = x**2
     xx = x * x
     _ = np.sum(e * x2 + np.log1p(xx))
     # Reverse: the sum's cotangent is 1 everywhere and `+` passes it to both terms.  In-place
     # updates where the buffer is ours, as anyone writing this by hand would.
-    gx = x2 * e                   # d(e*x2)/de, then exp' = exp
-    gx *= np.cos(x)               # sin' = cos
-    t = e * x                     # d(e*x2)/dx2 = e, times (x**2)' = 2x
+    gx = x2 * e  # d(e*x2)/de, then exp' = exp
+    gx *= np.cos(x)  # sin' = cos
+    t = e * x  # d(e*x2)/dx2 = e, times (x**2)' = 2x
     t *= 2.0
     gx += t
-    t = 1.0 + xx                  # log1p'(xx) = 1/(1 + xx), then x*x gives it once per operand
+    t = 1.0 + xx  # log1p'(xx) = 1/(1 + xx), then x*x gives it once per operand
     np.divide(x, t, out=t)
     gx += t
     gx += t
@@ -87,7 +88,7 @@ def hand_w5(x):
         x = x * 1.0000001 + 1e-9
     g = 1.0
     for _ in range(50_000):
-        g = g * 1.0000001         # the add passes g through unchanged
+        g = g * 1.0000001  # the add passes g through unchanged
     return g
 
 
@@ -96,7 +97,7 @@ def hand_w6(x, C):
     for c in C:
         total = total + x * c
     _ = np.sum(total)
-    g_total = np.ones_like(x)     # d sum / d total; each `total + x*c` passes it to both sides
+    g_total = np.ones_like(x)  # d sum / d total; each `total + x*c` passes it to both sides
     gx = np.zeros_like(x)
     for c in C[::-1]:
         gx += g_total * c
@@ -124,7 +125,7 @@ def hand_w8(x):
         xs.append(xi)
         s = s + xi * xi
     gx = np.zeros_like(x)
-    g = 1.0                       # each `s + ...` passes g to both sides
+    g = 1.0  # each `s + ...` passes g to both sides
     for i in range(999, -1, -1):
         xi = xs[i]
         gx[i] += g * xi + g * xi  # xi * xi: one contribution per operand
@@ -146,8 +147,15 @@ def hand_w9(Z, A):
 
 
 HAND = {
-    "W1": hand_w1, "W2": hand_w2, "W3": hand_w3, "W4": hand_w4, "W5": hand_w5,
-    "W6": hand_w6, "W7": hand_w7, "W8": hand_w8, "W9": hand_w9,
+    "W1": hand_w1,
+    "W2": hand_w2,
+    "W3": hand_w3,
+    "W4": hand_w4,
+    "W5": hand_w5,
+    "W6": hand_w6,
+    "W7": hand_w7,
+    "W8": hand_w8,
+    "W9": hand_w9,
 }
 
 

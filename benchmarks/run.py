@@ -25,6 +25,7 @@ How one case (a workload, an asv scenario or a size of the scaling chain) is mea
   imports no autodiff library) compares it with autograd's, produced by the autograd worker or by a
   separate reference process when autograd is not being timed.
 """
+
 import json
 import os
 import subprocess
@@ -33,8 +34,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_IMPLS = ("fastgrad-compiled", "fastgrad-pure", "autograd", "hand")  # the alternation order
-BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-            "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
+BLAS_ENV = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+}
 # --steady-malloc: glibc otherwise returns freed memory to the OS (heap trimming, and mmap for
 # blocks >= 128 KiB), so a call may page-fault its temporaries in anew or not depending on where
 # the last free landed; on W4/W7 that swings times by up to 2x between implementations.
@@ -42,6 +48,7 @@ STEADY_MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": str(2**30), "MALLOC_MMAP_THRESHOL
 
 
 # ----------------------------------------------------------------------------------------- worker
+
 
 def worker(impl, wid, grad_path):
     """Serve the parent's commands, one JSON object per line on stdin / stdout."""
@@ -109,7 +116,7 @@ def worker(impl, wid, grad_path):
 class Worker:
     """The parent's handle on one worker process."""
 
-    extra_env = {}   # STEADY_MALLOC_ENV with --steady-malloc
+    extra_env = {}  # STEADY_MALLOC_ENV with --steady-malloc
 
     def __init__(self, impl, wid, tmpdir):
         self.impl, self.wid = impl, wid
@@ -122,7 +129,12 @@ class Worker:
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", impl, wid, self.grad_path],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+        )
 
     def ask(self, **msg):
         if msg:
@@ -154,6 +166,7 @@ class Worker:
 
 # ----------------------------------------------------------------------------------------- parent
 
+
 def measure_case(wid, impls, rounds, min_time, tmpdir, memory=True, log=None):
     """{impl: {"times": [...], "calls": [...], "peak": bytes or None, "grad": path, "info": {...},
     "first_call": s} or {"error": str}} for one case.  A worker that fails is dropped; the others
@@ -175,13 +188,19 @@ def measure_case(wid, impls, rounds, min_time, tmpdir, memory=True, log=None):
             ready = ask(impl)
             warm = ready and ask(impl, cmd="warmup")
             if warm:
-                results[impl] = {"times": [], "calls": [], "grad": workers[impl].grad_path,
-                                 "info": ready["info"], "first_call": ready["first_call"],
-                                 "warmup_calls": warm["calls"], "peak": None}
+                results[impl] = {
+                    "times": [],
+                    "calls": [],
+                    "grad": workers[impl].grad_path,
+                    "info": ready["info"],
+                    "first_call": ready["first_call"],
+                    "warmup_calls": warm["calls"],
+                    "peak": None,
+                }
                 log(f"  {wid} {impl}: ready, first call {ready['first_call']:.3g} s")
             elif impl in results:
                 log(f"  {wid} {impl}: {results[impl]['error']}")
-        for r in range(rounds):
+        for _ in range(rounds):
             for impl in list(workers):
                 rep = ask(impl, cmd="round", min_time=min_time)
                 if rep:
@@ -219,14 +238,16 @@ def reference_gradient(wid, results, tmpdir):
 
 def check_errors(wid, results, tmpdir):
     from _impls import load_gradient, max_rel_err
+
     ref_path = reference_gradient(wid, results, tmpdir)
     ref = load_gradient(ref_path) if ref_path else None
-    for impl, res in results.items():
+    for res in results.values():
         if "grad" in res:
             res["rel_err"] = None if ref is None else max_rel_err(load_gradient(res["grad"]), ref)
 
 
 # ------------------------------------------------------------------------------------------ CLI
+
 
 def main(argv=None):
     """``python benchmarks/run.py ...`` is ``python benchmarks/report.py ...``: one command line,
@@ -236,6 +257,7 @@ def main(argv=None):
         return worker(*argv[1:4])
     sys.path.insert(0, HERE)
     import report
+
     return report.main(argv)
 
 

@@ -15,6 +15,7 @@ about two without it.  Peak memory is tracemalloc's peak during one gradient cal
 what was traced before the call (NumPy reports its buffers to tracemalloc).  autograd 1.9.1's
 checkpoint is measured too when installed: it saves nothing.
 """
+
 import gc
 import tracemalloc
 
@@ -26,13 +27,13 @@ LAYERS, BATCH, WIDTH, BLOCK = 50, 512, 64, 7
 
 def _params(seed=0):
     rs = onp.random.RandomState(seed)
-    params = [(rs.randn(WIDTH, WIDTH) / onp.sqrt(WIDTH), 0.1 * rs.randn(WIDTH))
-              for _ in range(LAYERS)]
+    params = [(rs.randn(WIDTH, WIDTH) / onp.sqrt(WIDTH), 0.1 * rs.randn(WIDTH)) for _ in range(LAYERS)]
     return params, rs.randn(BATCH, WIDTH)
 
 
 def make_losses(lib, np):
     """{variant: loss(params, x)} for one library (fastgrad or autograd)."""
+
     def layer(W, b, h):
         return np.tanh(np.dot(h, W) + b)
 
@@ -51,13 +52,14 @@ def make_losses(lib, np):
         h = x
         for W, b in params:
             h = checkpointed_layer(W, b, h)
-        return np.sum(h ** 2)
+        return np.sum(h**2)
 
     def segments(params, x):
         h = x
         for i in range(0, len(params), BLOCK):
-            h = checkpointed_block(params[i:i + BLOCK], h)
-        return np.sum(h ** 2)
+            h = checkpointed_block(params[i : i + BLOCK], h)
+        return np.sum(h**2)
+
     return {"plain": plain, "per-layer": per_layer, "segments": segments}
 
 
@@ -86,6 +88,7 @@ def measure():
     """Peak memory of every variant, fastgrad (and autograd when installed), and the ratios."""
     import fastgrad
     import fastgrad.numpy as fnp
+
     params, x = _params()
     out = {}
     losses = make_losses(fastgrad, fnp)
@@ -109,15 +112,21 @@ def measure():
 
 def report_line(out):
     mb = {k: v / 1e6 for k, v in out.items()}
-    line = ("checkpoint, 50-layer tanh net gradient, peak traced memory: fastgrad plain {:.1f} MB, "
-            "per-layer checkpoint {:.1f} MB (ratio {:.2f}x), {}-layer blocks {:.1f} MB (ratio {:.2f}x)"
-            .format(mb["fastgrad plain"], mb["fastgrad per-layer"],
-                    out["fastgrad plain"] / out["fastgrad per-layer"], BLOCK,
-                    mb["fastgrad segments"], out["fastgrad plain"] / out["fastgrad segments"]))
+    line = (
+        "checkpoint, 50-layer tanh net gradient, peak traced memory: fastgrad plain {:.1f} MB, "
+        "per-layer checkpoint {:.1f} MB (ratio {:.2f}x), {}-layer blocks {:.1f} MB (ratio {:.2f}x)".format(
+            mb["fastgrad plain"],
+            mb["fastgrad per-layer"],
+            out["fastgrad plain"] / out["fastgrad per-layer"],
+            BLOCK,
+            mb["fastgrad segments"],
+            out["fastgrad plain"] / out["fastgrad segments"],
+        )
+    )
     if "autograd plain" in out:
-        line += ("; autograd plain {:.1f} MB, autograd checkpoint {:.1f} MB (ratio {:.2f}x)"
-                 .format(mb["autograd plain"], mb["autograd per-layer"],
-                         out["autograd plain"] / out["autograd per-layer"]))
+        line += "; autograd plain {:.1f} MB, autograd checkpoint {:.1f} MB (ratio {:.2f}x)".format(
+            mb["autograd plain"], mb["autograd per-layer"], out["autograd plain"] / out["autograd per-layer"]
+        )
     return line
 
 
@@ -129,6 +138,7 @@ def report_line(out):
 # it takes recomputation: checkpointing blocks of 7 layers keeps 8 block outputs and one
 # block's internals, the same gradient at about a third of the memory.
 
+
 def w9_memory():
     """{"fastgrad plain", "fastgrad checkpointed", "hand", "autograd plain"}: peak bytes of one
     W9 gradient (autograd when installed), after checking the gradients agree."""
@@ -136,15 +146,17 @@ def w9_memory():
     from hand import hand_w9
     import fastgrad
     import fastgrad.numpy as fnp
+
     Z, A = workloads._inputs("W9")
 
     def layers(np, Z, n):
         for _ in range(n):
             Z = np.tanh(A @ Z)
         return Z
+
     block = fastgrad.checkpoint(lambda Z: layers(fnp, Z, BLOCK))
 
-    def checkpointed_w9(Z):          # 7 blocks of 7 layers, then the 50th
+    def checkpointed_w9(Z):  # 7 blocks of 7 layers, then the 50th
         for _ in range(50 // BLOCK):
             Z = block(Z)
         return fnp.sum(layers(fnp, Z, 50 % BLOCK))
@@ -167,14 +179,15 @@ def w9_memory():
 
 def w9_line(out):
     mb = {k: v / 2**20 for k, v in out.items()}
-    line = ("W9 peak traced memory: fastgrad {:.1f} MiB, fastgrad checkpointed (blocks of {}) {:.1f} MiB, "
-            "hand-written adjoint {:.1f} MiB".format(mb["fastgrad plain"], BLOCK,
-                                                     mb["fastgrad checkpointed"], mb["hand"]))
+    line = (
+        "W9 peak traced memory: fastgrad {:.1f} MiB, fastgrad checkpointed (blocks of {}) {:.1f} MiB, "
+        "hand-written adjoint {:.1f} MiB".format(mb["fastgrad plain"], BLOCK, mb["fastgrad checkpointed"], mb["hand"])
+    )
     if "autograd plain" in out:
         ref = out["autograd plain"]
         line += "; autograd {:.1f} MiB; vs autograd: {:.2f}x, {:.2f}x checkpointed, hand {:.2f}x".format(
-            mb["autograd plain"], out["fastgrad plain"] / ref, out["fastgrad checkpointed"] / ref,
-            out["hand"] / ref)
+            mb["autograd plain"], out["fastgrad plain"] / ref, out["fastgrad checkpointed"] / ref, out["hand"] / ref
+        )
     return line
 
 
@@ -202,6 +215,7 @@ def test_checkpoint_memory(capsys):
 def test_checkpoint_time(benchmark, variant):
     import fastgrad
     import fastgrad.numpy as fnp
+
     benchmark.group = "checkpoint"
     params, x = _params()
     grad_fun = fastgrad.grad(make_losses(fastgrad, fnp)[variant])

@@ -7,6 +7,7 @@ Both benchmarks check that the round trip gives back the input.  ``test_flatten_
 times the two alternately (best of several rounds, same process) and prints
 autograd's time / fastgrad's time; the target is at least 5x.
 """
+
 import time
 
 import numpy as onp
@@ -24,8 +25,14 @@ TARGET_RATIO = 5.0
 
 def six_leaf_dict():
     rs = onp.random.RandomState(0)
-    return {"W1": rs.randn(10, 20), "b1": rs.randn(20), "W2": rs.randn(20, 5), "b2": rs.randn(5),
-            "scale": 0.5, "log_noise": onp.float64(-1.0)}
+    return {
+        "W1": rs.randn(10, 20),
+        "b1": rs.randn(20),
+        "W2": rs.randn(20, 5),
+        "b2": rs.randn(5),
+        "scale": 0.5,
+        "log_noise": onp.float64(-1.0),
+    }
 
 
 def round_trip(flatten, value):
@@ -69,11 +76,13 @@ def test_flatten_ratio():
     _check(value, round_trip(fg_flatten, value))
     _check(value, round_trip(ag_flatten, value))
     ours, theirs = [], []
-    for _ in range(3):   # alternate, so that both see the same machine state
+    for _ in range(3):  # alternate, so that both see the same machine state
         ours.append(_best_time(fg_flatten, value))
         theirs.append(_best_time(ag_flatten, value))
     t_fg, t_ag = min(ours), min(theirs)
     ratio = t_ag / t_fg
-    print("\nflatten round trip, 6-leaf dict: fastgrad {:.1f} us, autograd {:.1f} us, "
-          "ratio {:.1f}x (target >= {:.0f}x)".format(t_fg * 1e6, t_ag * 1e6, ratio, TARGET_RATIO))
+    print(
+        "\nflatten round trip, 6-leaf dict: fastgrad {:.1f} us, autograd {:.1f} us, "
+        "ratio {:.1f}x (target >= {:.0f}x)".format(t_fg * 1e6, t_ag * 1e6, ratio, TARGET_RATIO)
+    )
     assert ratio >= TARGET_RATIO

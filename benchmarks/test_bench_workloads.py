@@ -10,6 +10,7 @@ as a control.  Every gradient benchmark asserts its result equals autograd's (re
 numbers are for quick side-by-side looks; benchmarks/report.py is the PERF.md measurement (it
 also runs the scaling chain, 10^6 primitives, which is too slow to belong here).
 """
+
 import time
 
 import numpy as onp
@@ -21,12 +22,14 @@ from _impls import TOLERANCE, gradient_call, max_rel_err
 
 try:
     import autograd  # noqa: F401  (only to know whether it is there)
+
     HAVE_AUTOGRAD = True
 except ImportError:
     HAVE_AUTOGRAD = False
 
 try:
     import fastgrad
+
     FASTGRAD = "fastgrad-compiled" if fastgrad.COMPILED else "fastgrad-pure"
     FASTGRAD_ERROR = None
 except Exception as e:  # not built / not importable yet: its benchmarks skip, the others run

@@ -5,6 +5,7 @@ numbers in the README and the gradients checked in tests/ come from the same cod
 ``make_case(wid, np)`` returns ``(fun, args, argnum)``: differentiate ``fun`` w.r.t.
 ``args[argnum]``.  The hand-written NumPy adjoints (the floor) are in hand.py.
 """
+
 import numpy as onp
 
 
@@ -72,8 +73,7 @@ def _inputs(wid):
         return (onp.linspace(0.1, 1, 10),)
     if wid == "W3":
         sizes = [10, 64, 64, 1]
-        params = [(rng.randn(m, n) / onp.sqrt(m), rng.randn(n) * 0.1)
-                  for m, n in zip(sizes[:-1], sizes[1:])]
+        params = [(rng.randn(m, n) / onp.sqrt(m), rng.randn(n) * 0.1) for m, n in zip(sizes[:-1], sizes[1:])]
         return (params, rng.randn(32, 10), rng.randn(32, 1))
     if wid == "W4":
         return (rng.uniform(-2, 2, size=1_000_000),)
@@ -96,16 +96,22 @@ def _inputs(wid):
 
 
 FUNCTIONS = {
-    "W1": w1_scalar_chain, "W2": w2_small_array_chain, "W3": w3_mlp,
-    "W4": w4_big_arrays, "W5": w5_deep_graph, "W6": w6_fan_in,
-    "W7": w7_logistic, "W8": w8_indexing, "W9": w9_saved_state,
+    "W1": w1_scalar_chain,
+    "W2": w2_small_array_chain,
+    "W3": w3_mlp,
+    "W4": w4_big_arrays,
+    "W5": w5_deep_graph,
+    "W6": w6_fan_in,
+    "W7": w7_logistic,
+    "W8": w8_indexing,
+    "W9": w9_saved_state,
 }
 WORKLOADS = tuple(FUNCTIONS)
 
 # A workload differentiated by fastgrad inside one of its options, to measure the option:
 # variant id -> the workload.  autograd and the hand-written adjoint run the workload itself
 # (the reference the targets compare with).
-VARIANTS = {"W9-recompute": "W9"}   # inside fastgrad.recompute() (default settings)
+VARIANTS = {"W9-recompute": "W9"}  # inside fastgrad.recompute() (default settings)
 
 
 def make_case(wid, np):

@@ -8,6 +8,7 @@ Two adjustments, both about how the source reads versus how users call it:
   convention), while mkdocstrings renders docstrings as Markdown, where ``>`` starts a
   quotation: each run of example lines is wrapped in a fenced ``pycon`` code block.
 """
+
 import griffe
 
 _NARY_DECORATORS = ("unary_to_nary",)
@@ -26,10 +27,10 @@ def _fence_examples(text):
         if lines[i].lstrip().startswith("```"):
             in_fence = not in_fence
         if not in_fence and lines[i].lstrip().startswith(">>>"):
-            indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
             block = []
             while i < len(lines) and lines[i].strip():
-                block.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+                block.append(lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i])
                 i += 1
             if out and out[-1].strip():
                 out.append("")
@@ -55,12 +56,11 @@ class FastgradDocs(griffe.Extension):
     def on_function_instance(self, *, node, func, agent, **kwargs):
         if _is_nary(func) and len(func.parameters) >= 2:
             params = list(func.parameters)
-            argnum = griffe.Parameter("argnum", kind=griffe.ParameterKind.positional_or_keyword,
-                                      default="0")
+            argnum = griffe.Parameter("argnum", kind=griffe.ParameterKind.positional_or_keyword, default="0")
             func.parameters = griffe.Parameters(params[0], argnum, *params[2:])
 
-    def on_package(self, *, pkg, **kwargs):            # Griffe 2
+    def on_package(self, *, pkg, **kwargs):  # Griffe 2
         _walk(pkg, set())
 
-    def on_package_loaded(self, *, pkg, **kwargs):     # Griffe 1
+    def on_package_loaded(self, *, pkg, **kwargs):  # Griffe 1
         _walk(pkg, set())

@@ -8,16 +8,18 @@ density of the target is needed (hence "black box").  Adam does the optimisation
 
     python examples/black_box_vi.py [--iters 400] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import grad  # noqa: E402
-from fastgrad.misc.optimizers import adam  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+import fastgrad.numpy as np
+from fastgrad import grad
+from fastgrad.misc.optimizers import adam
 
 NUM_ITERS = 400
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "black_box_vi.png")
@@ -26,7 +28,7 @@ DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots",
 def log_target(z):
     """Unnormalised log density of a bent ("banana") distribution; z has shape (n, 2)."""
     z1, z2 = z[:, 0], z[:, 1]
-    return -0.5 * (z1 / 1.5) ** 2 - 0.5 * ((z2 - 0.3 * z1 ** 2 - 0.6 * z1 + 1.0) / 0.5) ** 2
+    return -0.5 * (z1 / 1.5) ** 2 - 0.5 * ((z2 - 0.3 * z1**2 - 0.6 * z1 + 1.0) / 0.5) ** 2
 
 
 def samples(params, eps):
@@ -38,13 +40,12 @@ def samples(params, eps):
 
 def negative_elbo(params, eps):
     """-(E_q[log p(z)] + H[q]) with the expectation estimated on the samples eps."""
-    entropy = params[2] + params[3] + np.log(2.0 * np.pi * np.e)   # log det L + const
+    entropy = params[2] + params[3] + np.log(2.0 * np.pi * np.e)  # log det L + const
     return -(np.mean(log_target(samples(params, eps))) + entropy)
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, num_samples=100, step_size=0.05, seed=0,
-         verbose=True):
-    params = np.array([1.0, 1.0, 0.0, 0.0, 0.0])      # mean (1, 1), identity covariance
+def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, num_samples=100, step_size=0.05, seed=0, verbose=True):
+    params = np.array([1.0, 1.0, 0.0, 0.0, 0.0])  # mean (1, 1), identity covariance
     eval_eps = np.random.RandomState(seed + 1).randn(5000, 2)  # fixed, for a smooth curve
 
     def objective(params, i):
@@ -58,14 +59,12 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, num_samples=100, step_size
         if verbose and i % 50 == 0:
             print(f"iteration {i:4d}  -ELBO {losses[-1]:.4f}")
 
-    params = adam(grad(objective), params, callback=callback, num_iters=num_iters,
-                  step_size=step_size)
+    params = adam(grad(objective), params, callback=callback, num_iters=num_iters, step_size=step_size)
     losses.append(float(negative_elbo(params, eval_eps)))
     mu = params[:2]
     L = np.array([[np.exp(params[2]), 0.0], [params[4], np.exp(params[3])]])
     if verbose:
-        print(f"final -ELBO {losses[-1]:.4f}; q mean {mu.round(3)}, "
-              f"covariance {(L @ L.T).round(3).tolist()}")
+        print(f"final -ELBO {losses[-1]:.4f}; q mean {mu.round(3)}, covariance {(L @ L.T).round(3).tolist()}")
 
     fig, (ax_q, ax_loss) = plt.subplots(1, 2, figsize=(11, 4.5))
     g1, g2 = np.meshgrid(np.linspace(-5, 5, 200), np.linspace(-4, 6, 200))
@@ -75,8 +74,7 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, num_samples=100, step_size
     circle = np.stack([np.cos(angle), np.sin(angle)], axis=1)
     for k in (1, 2, 3):
         ellipse = mu + k * circle @ L.T
-        ax_q.plot(ellipse[:, 0], ellipse[:, 1], color="tab:red", lw=1,
-                  label="q: 1, 2, 3 sd" if k == 1 else None)
+        ax_q.plot(ellipse[:, 0], ellipse[:, 1], color="tab:red", lw=1, label="q: 1, 2, 3 sd" if k == 1 else None)
     z = samples(params, eval_eps[:300])
     ax_q.scatter(z[:, 0], z[:, 1], s=3, color="tab:red", alpha=0.4, label="samples of q")
     ax_q.set_title("target density (blue) and Gaussian approximation (red)")

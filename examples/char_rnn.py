@@ -8,17 +8,19 @@ the text.  After training, the model writes some text of its own.
 
     python examples/char_rnn.py [--iters 800] [--plot out.png]
 """
+
 import argparse
 import os
 import textwrap
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import value_and_grad  # noqa: E402
-from fastgrad.misc.optimizers import adam  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+import fastgrad.numpy as np
+from fastgrad import value_and_grad
+from fastgrad.misc.optimizers import adam
 
 NUM_ITERS = 800
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,18 +30,20 @@ DEFAULT_PLOT = os.path.join(HERE, "plots", "char_rnn.png")
 
 def load_text(path=TEXT_PATH):
     with open(path, encoding="utf-8") as f:
-        text = " ".join(f.read().split())          # one line, single spaces
+        text = " ".join(f.read().split())  # one line, single spaces
     alphabet = sorted(set(text))
     codes = np.array([alphabet.index(ch) for ch in text])
     return text, alphabet, codes
 
 
 def init_params(rng, vocab, hidden):
-    return {"W_x": 0.1 * rng.randn(vocab, hidden),
-            "W_h": rng.randn(hidden, hidden) / np.sqrt(hidden) * 0.5,
-            "b": np.zeros(hidden),
-            "W_out": 0.1 * rng.randn(hidden, vocab),
-            "b_out": np.zeros(vocab)}
+    return {
+        "W_x": 0.1 * rng.randn(vocab, hidden),
+        "W_h": rng.randn(hidden, hidden) / np.sqrt(hidden) * 0.5,
+        "b": np.zeros(hidden),
+        "W_out": 0.1 * rng.randn(hidden, vocab),
+        "b_out": np.zeros(vocab),
+    }
 
 
 def log_softmax(logits):
@@ -55,8 +59,8 @@ def sequence_loss(params, windows):
     for t in range(length - 1):
         h = np.tanh(params["W_x"][windows[:, t]] + h @ params["W_h"] + params["b"])
         states.append(h)
-    logits = np.stack(states, axis=1) @ params["W_out"] + params["b_out"]   # (batch, T, vocab)
-    targets = np.eye(params["b_out"].shape[0])[windows[:, 1:]]               # one-hot
+    logits = np.stack(states, axis=1) @ params["W_out"] + params["b_out"]  # (batch, T, vocab)
+    targets = np.eye(params["b_out"].shape[0])[windows[:, 1:]]  # one-hot
     return -np.sum(log_softmax(logits) * targets) / (batch * (length - 1))
 
 
@@ -76,8 +80,9 @@ def sample(params, alphabet, prompt, length, rng, temperature=0.7):
     return "".join(out)
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, hidden=96, window=33, batch=32,
-         step_size=0.01, seed=0, verbose=True):
+def main(
+    num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, hidden=96, window=33, batch=32, step_size=0.01, seed=0, verbose=True
+):
     text, alphabet, codes = load_text()
     rng = np.random.RandomState(seed)
     params = init_params(rng, len(alphabet), hidden)
@@ -96,9 +101,11 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, hidden=96, window=33, batc
     params = adam(gradient, params, num_iters=num_iters, step_size=step_size)
     generated = sample(params, alphabet, "The keeper ", 300, np.random.RandomState(seed))
     if verbose:
-        print(f"{len(text)} characters, alphabet of {len(alphabet)}; "
-              f"final loss {np.mean(losses[-20:]):.3f} nats/char (uniform guess: "
-              f"{np.log(len(alphabet)):.3f})")
+        print(
+            f"{len(text)} characters, alphabet of {len(alphabet)}; "
+            f"final loss {np.mean(losses[-20:]):.3f} nats/char (uniform guess: "
+            f"{np.log(len(alphabet)):.3f})"
+        )
         print("sample:", generated)
 
     fig, (ax_loss, ax_text) = plt.subplots(2, 1, figsize=(10, 6), height_ratios=[2.2, 1])
@@ -112,8 +119,7 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, hidden=96, window=33, batc
     ax_loss.set_title(f"char RNN ({hidden} hidden units) on {os.path.basename(TEXT_PATH)}")
     ax_loss.legend()
     wrapped = textwrap.fill(generated, 95)
-    ax_text.text(0.0, 1.0, "Sampled text:\n\n" + wrapped, va="top", family="monospace",
-                 fontsize=9)
+    ax_text.text(0.0, 1.0, "Sampled text:\n\n" + wrapped, va="top", family="monospace", fontsize=9)
     ax_text.axis("off")
     fig.tight_layout()
     save(fig, plot_path, verbose)

@@ -8,21 +8,22 @@ because they are optimised on the log scale.
 
     python examples/gaussian_process.py [--iters 100] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-import fastgrad.scipy.linalg as sla  # noqa: E402
-from fastgrad import grad  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from scipy.optimize import minimize
+
+import fastgrad.numpy as np
+import fastgrad.scipy.linalg as sla
+from fastgrad import grad
 
 NUM_ITERS = 100
-DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots",
-                            "gaussian_process.png")
+DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "gaussian_process.png")
 
 
 def make_data(rng, n=40):
@@ -38,7 +39,7 @@ def unpack(theta):
 
 def kernel(a, b, signal, length):
     sq_dist = (a[:, None] - b[None, :]) ** 2
-    return signal * np.exp(-0.5 * sq_dist / length ** 2)
+    return signal * np.exp(-0.5 * sq_dist / length**2)
 
 
 def negative_log_marginal_likelihood(theta, x, y):
@@ -47,8 +48,7 @@ def negative_log_marginal_likelihood(theta, x, y):
     L = sla.cholesky(K, lower=True)
     r = y - mean
     alpha = sla.cho_solve((L, True), r)
-    return (0.5 * np.dot(r, alpha) + np.sum(np.log(np.diagonal(L)))
-            + 0.5 * len(x) * np.log(2.0 * np.pi))
+    return 0.5 * np.dot(r, alpha) + np.sum(np.log(np.diagonal(L))) + 0.5 * len(x) * np.log(2.0 * np.pi)
 
 
 def posterior(theta, x, y, x_new):
@@ -59,14 +59,14 @@ def posterior(theta, x, y, x_new):
     L = sla.cholesky(K, lower=True)
     mu = mean + K_star @ sla.cho_solve((L, True), y - mean)
     v = sla.solve_triangular(L, K_star.T, lower=True)
-    var = signal - np.sum(v ** 2, axis=0)
+    var = signal - np.sum(v**2, axis=0)
     return mu, np.sqrt(np.maximum(var, 0.0))
 
 
 def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, seed=0, verbose=True):
     rng = np.random.RandomState(seed)
     x, y = make_data(rng)
-    theta0 = np.array([0.0, np.log(0.3), np.log(1.0), 0.0])   # a poor starting point
+    theta0 = np.array([0.0, np.log(0.3), np.log(1.0), 0.0])  # a poor starting point
 
     def objective(theta):
         return negative_log_marginal_likelihood(theta, x, y)
@@ -76,26 +76,28 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, seed=0, verbose=True):
     def callback(theta):
         losses.append(float(objective(theta)))
         if verbose:
-            print(f"iteration {len(losses) - 1:3d}  negative log marginal likelihood "
-                  f"{losses[-1]:.4f}")
+            print(f"iteration {len(losses) - 1:3d}  negative log marginal likelihood {losses[-1]:.4f}")
 
-    result = minimize(objective, theta0, jac=grad(objective), method="L-BFGS-B",
-                      callback=callback, options={"maxiter": num_iters})
+    result = minimize(
+        objective, theta0, jac=grad(objective), method="L-BFGS-B", callback=callback, options={"maxiter": num_iters}
+    )
     theta = result.x
     signal, length, noise, mean = unpack(theta)
     if verbose:
-        print(f"{result.message}: signal variance {signal:.3f}, length-scale {length:.3f}, "
-              f"noise variance {noise:.4f}, mean {mean:.3f}")
+        print(
+            f"{result.message}: signal variance {signal:.3f}, length-scale {length:.3f}, "
+            f"noise variance {noise:.4f}, mean {mean:.3f}"
+        )
 
     fig, (ax_fit, ax_loss) = plt.subplots(1, 2, figsize=(11, 4.5), width_ratios=[1.6, 1])
     grid = np.linspace(-5.0, 5.0, 300)
-    for th, style, label in ((theta0, ":", "initial hyper-parameters"),
-                             (theta, "-", "fitted hyper-parameters")):
+    for th, style, label in ((theta0, ":", "initial hyper-parameters"), (theta, "-", "fitted hyper-parameters")):
         mu, sd = posterior(th, x, y, grid)
-        line, = ax_fit.plot(grid, mu, style, label=label)
+        (line,) = ax_fit.plot(grid, mu, style, label=label)
         if th is theta:
-            ax_fit.fill_between(grid, mu - 2 * sd, mu + 2 * sd, color=line.get_color(),
-                                alpha=0.2, label="fitted: mean +/- 2 sd")
+            ax_fit.fill_between(
+                grid, mu - 2 * sd, mu + 2 * sd, color=line.get_color(), alpha=0.2, label="fitted: mean +/- 2 sd"
+            )
     ax_fit.plot(x, y, "k.", label="data")
     ax_fit.set_title(f"GP posterior (length-scale {length:.2f}, noise sd {np.sqrt(noise):.2f})")
     ax_fit.legend(loc="lower right", fontsize=8)

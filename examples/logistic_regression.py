@@ -6,19 +6,20 @@ plus a small L2 penalty; `value_and_grad` gives the loss and its gradient in one
 
     python examples/logistic_regression.py [--iters 300] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import value_and_grad  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+import fastgrad.numpy as np
+from fastgrad import value_and_grad
 
 NUM_ITERS = 300
-DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots",
-                            "logistic_regression.png")
+DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "logistic_regression.png")
 
 
 def make_data(rng, n_per_class=150):
@@ -38,7 +39,7 @@ def loss(w, F, y, l2=1e-3):
     """Mean logistic loss of the logits F @ w for labels y in {0, 1}, plus l2 * |w|^2."""
     logits = F @ w
     sign = 2.0 * y - 1.0
-    return np.mean(np.logaddexp(0.0, -sign * logits)) + l2 * np.sum(w ** 2)
+    return np.mean(np.logaddexp(0.0, -sign * logits)) + l2 * np.sum(w**2)
 
 
 def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.5, seed=0, verbose=True):

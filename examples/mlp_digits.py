@@ -6,17 +6,19 @@ fastgrad differentiates through lists and tuples and returns gradients of the sa
 
     python examples/mlp_digits.py [--iters 600] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import grad  # noqa: E402
-from fastgrad.misc.optimizers import adam  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from sklearn.datasets import load_digits
+
+import fastgrad.numpy as np
+from fastgrad import grad
+from fastgrad.misc.optimizers import adam
 
 NUM_ITERS = 600
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "mlp_digits.png")
@@ -24,7 +26,7 @@ DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots",
 
 def load_data(rng, n_test=400):
     digits = load_digits()
-    X = digits.data / 16.0                      # pixel intensities in [0, 1]
+    X = digits.data / 16.0  # pixel intensities in [0, 1]
     labels = digits.target
     order = rng.permutation(len(X))
     X, labels = X[order], labels[order]
@@ -51,7 +53,7 @@ def predict_log_probs(params, X):
 
 def loss(params, X, Y, l2=1e-4):
     """Mean cross-entropy plus an L2 penalty on the weights."""
-    penalty = sum(np.sum(W ** 2) for W, _ in params)
+    penalty = sum(np.sum(W**2) for W, _ in params)
     return -np.mean(np.sum(predict_log_probs(params, X) * Y, axis=1)) + l2 * penalty
 
 
@@ -59,8 +61,7 @@ def accuracy(params, X, Y):
     return float(np.mean(np.argmax(predict_log_probs(params, X), axis=1) == np.argmax(Y, axis=1)))
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=0.01, seed=0,
-         verbose=True):
+def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=0.01, seed=0, verbose=True):
     rng = np.random.RandomState(seed)
     (X_train, Y_train), (X_test, Y_test), test_images = load_data(rng)
     params = init_params(rng, [64, 64, 10])
@@ -68,7 +69,7 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=
 
     def batch_loss(params, i):
         start = (i % num_batches) * batch_size
-        return loss(params, X_train[start:start + batch_size], Y_train[start:start + batch_size])
+        return loss(params, X_train[start : start + batch_size], Y_train[start : start + batch_size])
 
     losses, test_accuracies = [], []
 
@@ -77,11 +78,9 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=
         if i % 25 == 0 or i == num_iters - 1:
             test_accuracies.append((i, accuracy(params, X_test, Y_test)))
         if verbose and i % 100 == 0:
-            print(f"iteration {i:4d}  train loss {losses[-1]:.4f}  "
-                  f"test accuracy {test_accuracies[-1][1]:.1%}")
+            print(f"iteration {i:4d}  train loss {losses[-1]:.4f}  test accuracy {test_accuracies[-1][1]:.1%}")
 
-    params = adam(grad(batch_loss), params, callback=callback, num_iters=num_iters,
-                  step_size=step_size)
+    params = adam(grad(batch_loss), params, callback=callback, num_iters=num_iters, step_size=step_size)
     losses.append(float(loss(params, X_train, Y_train)))
     final_accuracy = accuracy(params, X_test, Y_test)
     if verbose:
@@ -105,8 +104,9 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=
     truth = np.argmax(Y_test, axis=1)
     for k, ax in enumerate(right.subplots(4, 6).ravel()):
         ax.imshow(test_images[k], cmap="gray_r")
-        ax.set_title(f"predicted {predictions[k]}", fontsize=9,
-                     color="tab:green" if predictions[k] == truth[k] else "tab:red")
+        ax.set_title(
+            f"predicted {predictions[k]}", fontsize=9, color="tab:green" if predictions[k] == truth[k] else "tab:red"
+        )
         ax.axis("off")
     right.suptitle("test digits")
     save(fig, plot_path, verbose)

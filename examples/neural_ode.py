@@ -7,17 +7,19 @@ adjoint ODE backwards in time through `odeint`.  Adam does the optimisation.
 
     python examples/neural_ode.py [--iters 150] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import value_and_grad  # noqa: E402
-from fastgrad.misc.optimizers import adam  # noqa: E402
-from fastgrad.scipy.integrate import odeint  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+import fastgrad.numpy as np
+from fastgrad import value_and_grad
+from fastgrad.misc.optimizers import adam
+from fastgrad.scipy.integrate import odeint
 
 NUM_ITERS = 150
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "neural_ode.png")
@@ -74,7 +76,7 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.03, seed=0, ve
     if verbose:
         print(f"final mean squared error {losses[-1]:.5f}")
 
-    t_long = np.linspace(0.0, 2 * t[-1], 300)        # extrapolate to twice the observed time
+    t_long = np.linspace(0.0, 2 * t[-1], 300)  # extrapolate to twice the observed time
     fitted = trajectory(params, y0, t_long)
     truth = odeint(pendulum, y0, t_long, **TOLERANCES)
     fig, (ax_phase, ax_loss) = plt.subplots(1, 2, figsize=(11, 4.5))

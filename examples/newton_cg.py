@@ -7,16 +7,18 @@ For comparison the same problem is solved by L-BFGS-B, which uses the gradient o
 
     python examples/newton_cg.py [--iters 200] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import grad, hessian_vector_product  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from scipy.optimize import minimize
+
+import fastgrad.numpy as np
+from fastgrad import grad, hessian_vector_product
 
 NUM_ITERS = 200
 DIM = 50
@@ -30,21 +32,29 @@ def rosenbrock(x):
 
 def run(method, x0, num_iters, **derivatives):
     losses = [float(rosenbrock(x0))]
-    result = minimize(rosenbrock, x0, method=method, callback=lambda x: losses.append(
-        float(rosenbrock(x))), options={"maxiter": num_iters}, **derivatives)
+    result = minimize(
+        rosenbrock,
+        x0,
+        method=method,
+        callback=lambda x: losses.append(float(rosenbrock(x))),
+        options={"maxiter": num_iters},
+        **derivatives,
+    )
     return result, losses
 
 
 def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, dim=DIM, seed=0, verbose=True):
     x0 = np.random.RandomState(seed).uniform(-1.5, 1.5, dim)
-    hvp = hessian_vector_product(rosenbrock)        # hvp(x, v) = H(x) @ v
+    hvp = hessian_vector_product(rosenbrock)  # hvp(x, v) = H(x) @ v
 
     newton, losses = run("Newton-CG", x0, num_iters, jac=grad(rosenbrock), hessp=hvp)
     lbfgs, lbfgs_losses = run("L-BFGS-B", x0, num_iters, jac=grad(rosenbrock))
     if verbose:
-        print(f"Newton-CG: f = {newton.fun:.3e} after {newton.nit} iterations "
-              f"({newton.nhev} Hessian-vector products); max |x - 1| = "
-              f"{np.max(np.abs(newton.x - 1.0)):.2e}")
+        print(
+            f"Newton-CG: f = {newton.fun:.3e} after {newton.nit} iterations "
+            f"({newton.nhev} Hessian-vector products); max |x - 1| = "
+            f"{np.max(np.abs(newton.x - 1.0)):.2e}"
+        )
         print(f"L-BFGS-B:  f = {lbfgs.fun:.3e} after {lbfgs.nit} iterations")
 
     # Check one product against the full Hessian (built from dim products with unit vectors).
@@ -67,8 +77,7 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, dim=DIM, seed=0, verbose=T
     ax_x.legend()
     fig.tight_layout()
     save(fig, plot_path, verbose)
-    return {"losses": losses, "lbfgs_losses": lbfgs_losses, "x": newton.x,
-            "hvp_error": hvp_error}
+    return {"losses": losses, "lbfgs_losses": lbfgs_losses, "x": newton.x, "hvp_error": hvp_error}
 
 
 def save(fig, path, verbose=True):

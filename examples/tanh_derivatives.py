@@ -8,19 +8,20 @@ are compared with their closed forms: with t = tanh(x), 1 - t^2, -2 t (1 - t^2) 
 
     python examples/tanh_derivatives.py [--order 6] [--plot out.png]
 """
+
 import argparse
 import os
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-import fastgrad.numpy as np  # noqa: E402
-from fastgrad import elementwise_grad  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+import fastgrad.numpy as np
+from fastgrad import elementwise_grad
 
 ORDER = 6
-DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots",
-                            "tanh_derivatives.png")
+DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "tanh_derivatives.png")
 
 
 def derivatives(fun, x, order):
@@ -36,8 +37,7 @@ def main(order=ORDER, plot_path=DEFAULT_PLOT, num_points=400, verbose=True):
     x = np.linspace(-7.0, 7.0, num_points)
     values = derivatives(np.tanh, x, order)
     t = np.tanh(x)
-    closed_forms = [t, 1.0 - t ** 2, -2.0 * t * (1.0 - t ** 2),
-                    -2.0 * (1.0 - t ** 2) * (1.0 - 3.0 * t ** 2)]
+    closed_forms = [t, 1.0 - t**2, -2.0 * t * (1.0 - t**2), -2.0 * (1.0 - t**2) * (1.0 - 3.0 * t**2)]
     errors = [float(np.max(np.abs(v - c))) for v, c in zip(values, closed_forms)]
     if verbose:
         for k, err in enumerate(errors):

@@ -17,6 +17,7 @@ Usage::
 
 ``tests/test_coverage.py`` regenerates the page in memory and compares it with the file.
 """
+
 import argparse
 import os
 import importlib.util
@@ -31,18 +32,17 @@ REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "coverage.md"
 LISTS_FILE = REPO / "tests" / "test_coverage.py"
 
-import fastgrad.numpy as fnp                        # noqa: E402
-from fastgrad import builtins as _fg_builtins       # noqa: E402
-from fastgrad._engine import engine                 # noqa: E402
-from fastgrad.core import primitive_jvps, primitive_vjps   # noqa: E402
+import fastgrad.numpy as fnp  # noqa: E402
+from fastgrad import builtins as _fg_builtins  # noqa: E402
+from fastgrad._engine import engine  # noqa: E402
+from fastgrad.core import primitive_jvps, primitive_vjps  # noqa: E402
 from fastgrad.numpy import _fft_rules, _linalg_rules, numpy_wrapper  # noqa: E402
 
 ZERO, MAKER, DIRECT, SAME = engine.ZERO, engine.MAKER, engine.DIRECT, engine.SAME
 Primitive, NotracePrimitive = engine.Primitive, engine.NotracePrimitive
 
 SECTIONS = (("numpy", fnp, onp), ("linalg", fnp.linalg, onp.linalg), ("fft", fnp.fft, onp.fft))
-MODULE_NAMES = {"numpy": "fastgrad.numpy", "linalg": "fastgrad.numpy.linalg",
-                "fft": "fastgrad.numpy.fft"}
+MODULE_NAMES = {"numpy": "fastgrad.numpy", "linalg": "fastgrad.numpy.linalg", "fft": "fastgrad.numpy.fft"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -53,20 +53,28 @@ MODULE_NAMES = {"numpy": "fastgrad.numpy", "linalg": "fastgrad.numpy.linalg",
 # the arguments that must have rules (None: argument 0, or every argument for rules that
 # take all arguments at once).
 
+
 def _entries(section, names, args=None):
     return [(n, section, n, args) for n in names.split()]
 
 
 SPEC_AUTOGRAD = (
     # unary math
-    _entries("numpy", "abs absolute arccos arccosh arcsin arcsinh arctan arctanh cos cosh "
-                      "deg2rad degrees exp exp2 expm1 fabs log log10 log1p log2 negative "
-                      "rad2deg radians reciprocal sin sinc sinh sqrt square tan tanh nan_to_num")
+    _entries(
+        "numpy",
+        "abs absolute arccos arccosh arcsin arcsinh arctan arctanh cos cosh "
+        "deg2rad degrees exp exp2 expm1 fabs log log10 log1p log2 negative "
+        "rad2deg radians reciprocal sin sinc sinh sqrt square tan tanh nan_to_num",
+    )
     # complex parts
     + _entries("numpy", "real imag conj conjugate angle real_if_close")
     # binary, with broadcasting
-    + _entries("numpy", "add subtract multiply divide true_divide mod remainder power maximum "
-                        "minimum fmax fmin logaddexp logaddexp2 arctan2 hypot", (0, 1))
+    + _entries(
+        "numpy",
+        "add subtract multiply divide true_divide mod remainder power maximum "
+        "minimum fmax fmin logaddexp logaddexp2 arctan2 hypot",
+        (0, 1),
+    )
     # reductions
     + _entries("numpy", "sum prod mean var std max min amax amin cumsum")
     + [("clip", "numpy", "clip", (0,)), ("where (x, y)", "numpy", "where", (1, 2))]
@@ -74,42 +82,49 @@ SPEC_AUTOGRAD = (
     + _entries("numpy", "dot matmul inner outer tensordot kron cross", (0, 1))
     + [("einsum", "numpy", "einsum", None)]
     # shapes
-    + _entries("numpy", "reshape ravel expand_dims squeeze transpose swapaxes moveaxis "
-                        "rollaxis atleast_1d atleast_2d atleast_3d broadcast_to")
+    + _entries(
+        "numpy",
+        "reshape ravel expand_dims squeeze transpose swapaxes moveaxis "
+        "rollaxis atleast_1d atleast_2d atleast_3d broadcast_to",
+    )
     # join / split
-    + _entries("numpy", "concatenate stack hstack vstack row_stack column_stack dstack append",
-               None)
+    + _entries("numpy", "concatenate stack hstack vstack row_stack column_stack dstack append", None)
     + _entries("numpy", "split array_split hsplit vsplit dsplit repeat tile pad")
     # reordering
     + _entries("numpy", "flipud fliplr rot90 roll sort partition")
     + _entries("numpy", "diag diagonal trace tril triu diff gradient")
-    + [("full (fill_value)", "numpy", "full", (1,)),
-       ("linspace (start, stop)", "numpy", "linspace", (0, 1)),
-       ("astype", "numpy", "astype", (0,)),
-       ("ndarray.astype (method)", "numpy", "<astype method>", (0,)),
-       ("array (from traced elements)", "numpy", "array", None),
-       ("select (choicelist, default)", "numpy", "select", (1, 2)),
-       ("indexing box[idx]", "numpy", "<getitem>", (0,)),
-       ("indexing, second order (untake)", "numpy", "<untake>", (0,))]
+    + [
+        ("full (fill_value)", "numpy", "full", (1,)),
+        ("linspace (start, stop)", "numpy", "linspace", (0, 1)),
+        ("astype", "numpy", "astype", (0,)),
+        ("ndarray.astype (method)", "numpy", "<astype method>", (0,)),
+        ("array (from traced elements)", "numpy", "array", None),
+        ("select (choicelist, default)", "numpy", "select", (1, 2)),
+        ("indexing box[idx]", "numpy", "<getitem>", (0,)),
+        ("indexing, second order (untake)", "numpy", "<untake>", (0,)),
+    ]
     # linalg
     + _entries("linalg", "det slogdet inv pinv norm eigh eig cholesky svd")
     + [("solve", "linalg", "solve", (0, 1))]
     # fft
-    + _entries("fft", "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn "
-                      "fftshift ifftshift")
+    + _entries("fft", "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn fftshift ifftshift")
 )
 
 SPEC_BEYOND = (
-    _entries("numpy", "cumprod ptp flip average median percentile quantile nansum nanmean "
-                      "nanmax nanmin nanprod nanstd nanvar nancumsum cbrt positive "
-                      "matrix_transpose trapezoid unstack cumulative_sum cumulative_prod")
-    + [("take (a)", "numpy", "take", (0,)),
-       ("take_along_axis (arr)", "numpy", "take_along_axis", (0,)),
-       ("compress (a)", "numpy", "compress", (1,)),
-       ("choose (choices)", "numpy", "choose", (1,)),
-       ("interp (x, fp)", "numpy", "interp", (0, 2))]
-    + _entries("numpy", "float_power fmod vdot vecdot matvec vecmat convolve correlate",
-               (0, 1))
+    _entries(
+        "numpy",
+        "cumprod ptp flip average median percentile quantile nansum nanmean "
+        "nanmax nanmin nanprod nanstd nanvar nancumsum cbrt positive "
+        "matrix_transpose trapezoid unstack cumulative_sum cumulative_prod",
+    )
+    + [
+        ("take (a)", "numpy", "take", (0,)),
+        ("take_along_axis (arr)", "numpy", "take_along_axis", (0,)),
+        ("compress (a)", "numpy", "compress", (1,)),
+        ("choose (choices)", "numpy", "choose", (1,)),
+        ("interp (x, fp)", "numpy", "interp", (0, 2)),
+    ]
+    + _entries("numpy", "float_power fmod vdot vecdot matvec vecmat convolve correlate", (0, 1))
     + [("copysign (x1; x2: zero, piecewise constant)", "numpy", "copysign", (0,))]
     + _entries("numpy", "concat asarray", None)
     + _entries("linalg", "qr eigvalsh eigvals matrix_power vector_norm matrix_norm svdvals")
@@ -143,8 +158,7 @@ COMPOSITE_PRIMITIVES = {
 }
 
 # SPEC names that are not attributes of the public modules
-_SPECIAL_SPEC_NAMES = {"<getitem>": "getitem", "<untake>": "untake",
-                       "<astype method>": "astype_method"}
+_SPECIAL_SPEC_NAMES = {"<getitem>": "getitem", "<untake>": "untake", "<astype method>": "astype_method"}
 
 
 def internal(attr):
@@ -169,6 +183,7 @@ def spec_primitives(section, name):
 
 # ---------------------------------------------------------------------------------------
 # Reading the registries
+
 
 def is_primitive(obj):
     return isinstance(obj, Primitive) and not isinstance(obj, NotracePrimitive)
@@ -212,8 +227,7 @@ def covers(registry, prim, args):
 def _param_names(section, name, prim):
     """Argument names of a primitive, from NumPy's own signature where there is one."""
     np_mod = dict((s, n) for s, _, n in SECTIONS).get(section)
-    candidates = [getattr(np_mod, name, None) if np_mod is not None else None,
-                  getattr(prim, "fun", None)]
+    candidates = [getattr(np_mod, name, None) if np_mod is not None else None, getattr(prim, "fun", None)]
     for obj in candidates:
         if obj is None:
             continue
@@ -261,6 +275,7 @@ def describe_args(registry, section, name, prim):
 
 # ---------------------------------------------------------------------------------------
 # The reviewed lists of tests/test_coverage.py
+
 
 def load_lists():
     spec = importlib.util.spec_from_file_location("_fastgrad_coverage_lists", LISTS_FILE)
@@ -330,11 +345,13 @@ def internal_primitives():
     for mod in (numpy_wrapper, _linalg_rules, _fft_rules):
         for attr in sorted(dir(mod)):
             obj = getattr(mod, attr)
-            if not is_primitive(obj) or id(obj) in public or id(obj) in seen \
-                    or id(obj) in borrowed:
+            if not is_primitive(obj) or id(obj) in public or id(obj) in seen or id(obj) in borrowed:
                 continue
-            if getattr(obj, "__module__", None) not in (None, mod.__name__) \
-                    and not attr.endswith("_op") and attr != "getitem":
+            if (
+                getattr(obj, "__module__", None) not in (None, mod.__name__)
+                and not attr.endswith("_op")
+                and attr != "getitem"
+            ):
                 continue
             seen.add(id(obj))
             out.append((attr.lstrip("_"), mod.__name__, obj))
@@ -430,34 +447,46 @@ def render(lists=None):
     w("")
     w("<!-- Generated by scripts/gen_coverage.py from fastgrad's rule registries; do not edit. -->")
     w("")
-    w("Generated with NumPy %s. Every public function of `fastgrad.numpy`, "
-      "`fastgrad.numpy.linalg` and `fastgrad.numpy.fft` is listed with its status, read "
-      "from the live registries (`fastgrad.core.primitive_vjps` / `primitive_jvps` and the "
-      "constant primitives); the SciPy side is in [the SciPy coverage tables]"
-      "(coverage_scipy.md)." % onp.__version__)
+    w(
+        "Generated with NumPy %s. Every public function of `fastgrad.numpy`, "
+        "`fastgrad.numpy.linalg` and `fastgrad.numpy.fft` is listed with its status, read "
+        "from the live registries (`fastgrad.core.primitive_vjps` / `primitive_jvps` and the "
+        "constant primitives); the SciPy side is in [the SciPy coverage tables]"
+        "(coverage_scipy.md)." % onp.__version__
+    )
     w("")
     w("Status:")
     w("")
-    w("* **VJP + JVP**: a primitive with reverse and forward rules. The *VJP args* / *JVP args* "
-      "columns name the arguments that have a rule (`all`: one rule for every argument, as for "
-      "`einsum`; `all (linear)`: linear in each argument, the forward rule applies the function "
-      "to the tangent); `zero: ...` are arguments registered with a zero "
-      "derivative (an index, a condition). Any other argument raises `NotImplementedError` "
-      "naming the function and the argument when differentiated.")
-    w("* **constant**: the result does not depend differentiably on the inputs (comparisons, "
-      "rounding, arg-indices, shapes, `*_like`...): boxes are unwrapped, nothing is recorded, "
-      "the result is a plain value.")
-    w("* **traced via**: a Python-level function that records the primitives it names "
-      "(building arrays from lists of traced values, `where`, ...).")
+    w(
+        "* **VJP + JVP**: a primitive with reverse and forward rules. The *VJP args* / *JVP args* "
+        "columns name the arguments that have a rule (`all`: one rule for every argument, as for "
+        "`einsum`; `all (linear)`: linear in each argument, the forward rule applies the function "
+        "to the tangent); `zero: ...` are arguments registered with a zero "
+        "derivative (an index, a condition). Any other argument raises `NotImplementedError` "
+        "naming the function and the argument when differentiated."
+    )
+    w(
+        "* **constant**: the result does not depend differentiably on the inputs (comparisons, "
+        "rounding, arg-indices, shapes, `*_like`...): boxes are unwrapped, nothing is recorded, "
+        "the result is a plain value."
+    )
+    w(
+        "* **traced via**: a Python-level function that records the primitives it names "
+        "(building arrays from lists of traced values, `where`, ...)."
+    )
     w("* **in place**: writes into an argument; raises `TypeError` on a traced value.")
     w("* **not differentiable**: reviewed as not differentiable by nature (the reason is given).")
-    w("* **gap**: should have rules but has none yet (the reason is given); differentiating it "
-      "raises `NotImplementedError`.")
+    w(
+        "* **gap**: should have rules but has none yet (the reason is given); differentiating it "
+        "raises `NotImplementedError`."
+    )
     w("")
-    w("Checks: `tests/test_coverage.py` fails if a function appears that is in none of these "
-      "categories, or if this page is out of date; `tests/test_adjoint_property.py` checks "
-      "`<u, J v> == <J^T u, v>` between the forward and the reverse rule of each primitive on "
-      "random shapes, dtypes and broadcasts.")
+    w(
+        "Checks: `tests/test_coverage.py` fails if a function appears that is in none of these "
+        "categories, or if this page is out of date; `tests/test_adjoint_property.py` checks "
+        "`<u, J v> == <J^T u, v>` between the forward and the reverse rule of each primitive on "
+        "random shapes, dtypes and broadcasts."
+    )
     w("")
 
     # SPEC lists
@@ -465,20 +494,22 @@ def render(lists=None):
     w("")
     total_gaps = 0
     blocks = []
-    for title, entries in (("Functions autograd 1.9.1 differentiates", SPEC_AUTOGRAD),
-                           ("Beyond autograd", SPEC_BEYOND)):
+    for title, entries in (
+        ("Functions autograd 1.9.1 differentiates", SPEC_AUTOGRAD),
+        ("Beyond autograd", SPEC_BEYOND),
+    ):
         rows, gaps = spec_status(entries)
         total_gaps += gaps
         blocks.append((title, rows, gaps))
-    w("Every function of the two lists of the specification, with the primitive that "
-      "carries its rules. **%d gaps** in %d entries." % (
-          total_gaps, sum(len(b[1]) for b in blocks)))
+    w(
+        "Every function of the two lists of the specification, with the primitive that "
+        "carries its rules. **%d gaps** in %d entries." % (total_gaps, sum(len(b[1]) for b in blocks))
+    )
     w("")
     for title, rows, gaps in blocks:
         w("### %s" % title)
         w("")
-        w("%d functions, %d with both a VJP and a JVP, %d gaps." % (
-            len(rows), len(rows) - gaps, gaps))
+        w("%d functions, %d with both a VJP and a JVP, %d gaps." % (len(rows), len(rows) - gaps, gaps))
         w("")
         w("| function | module | primitive | VJP | JVP |")
         w("|---|---|---|---|---|")
@@ -490,16 +521,20 @@ def render(lists=None):
     for section, module, _ in SECTIONS:
         rows = section_rows(section, module, lists)
         counts = {}
-        for _, aliases, _, kind, _ in rows:
+        for _, _, _, kind, _ in rows:
             counts[kind] = counts.get(kind, 0) + 1
         names_total = sum(1 + len(r[1]) for r in rows)
         w("## %s" % MODULE_NAMES[section])
         w("")
-        summary = ", ".join("%d %s" % (counts[k], SUMMARY_TEXT[k])
-                            for k in SUMMARY_TEXT if counts.get(k))
-        w("Summary: %d public callables (%d names with aliases; classes apart): %s." % (
-            len(rows) - counts.get("class", 0), names_total - sum(
-                1 + len(r[1]) for r in rows if r[3] == "class"), summary))
+        summary = ", ".join("%d %s" % (counts[k], SUMMARY_TEXT[k]) for k in SUMMARY_TEXT if counts.get(k))
+        w(
+            "Summary: %d public callables (%d names with aliases; classes apart): %s."
+            % (
+                len(rows) - counts.get("class", 0),
+                names_total - sum(1 + len(r[1]) for r in rows if r[3] == "class"),
+                summary,
+            )
+        )
         w("")
         w("| function | status | VJP args | JVP args | notes |")
         w("|---|---|---|---|---|")
@@ -508,11 +543,9 @@ def render(lists=None):
             if kind == "class":
                 classes.append(main)
                 continue
-            label = "`%s`" % main + (" (= %s)" % ", ".join("`%s`" % a for a in aliases)
-                                     if aliases else "")
+            label = "`%s`" % main + (" (= %s)" % ", ".join("`%s`" % a for a in aliases) if aliases else "")
             notes = []
-            tag = tags.get((section, main)) or next(
-                (tags[(section, a)] for a in aliases if (section, a) in tags), None)
+            tag = tags.get((section, main)) or next((tags[(section, a)] for a in aliases if (section, a) in tags), None)
             if tag:
                 notes.append("SPEC §5: " + tag)
             if kind in ("rules", "partial", "gap", "nature") and is_primitive(obj):
@@ -526,13 +559,14 @@ def render(lists=None):
                 status = STATUS_TEXT[kind]
                 if detail:
                     notes.append(detail)
-            w("| %s | %s | %s | %s | %s |" % (label, status, _md(vargs), _md(jargs),
-                                               _md("; ".join(notes))))
+            w("| %s | %s | %s | %s | %s |" % (label, status, _md(vargs), _md(jargs), _md("; ".join(notes))))
         w("")
         if classes and section == "numpy":
-            w("Classes and scalar types are NumPy's own (the integer scalar types accept "
-              "traced values, so that a traced value can be converted into an index): %s." %
-              ", ".join("`%s`" % c for c in classes))
+            w(
+                "Classes and scalar types are NumPy's own (the integer scalar types accept "
+                "traced values, so that a traced value can be converted into an index): %s."
+                % ", ".join("`%s`" % c for c in classes)
+            )
             w("")
         elif classes:
             w("Classes (NumPy's own): %s." % ", ".join("`%s`" % c for c in classes))
@@ -541,26 +575,33 @@ def render(lists=None):
     # internal primitives
     w("## Internal primitives")
     w("")
-    w("Primitives of fastgrad.numpy without a public name, recorded by indexing, by the box "
-      "operators, and by the functions above.")
+    w(
+        "Primitives of fastgrad.numpy without a public name, recorded by indexing, by the box "
+        "operators, and by the functions above."
+    )
     w("")
     w("| primitive | module | VJP args | JVP args |")
     w("|---|---|---|---|")
     for attr, modname, prim in internal_primitives():
-        w("| `%s` | `%s` | %s | %s |" % (
-            attr, modname, _md(describe_args(primitive_vjps, "internal", attr, prim)),
-            _md(describe_args(primitive_jvps, "internal", attr, prim))))
+        w(
+            "| `%s` | `%s` | %s | %s |"
+            % (
+                attr,
+                modname,
+                _md(describe_args(primitive_vjps, "internal", attr, prim)),
+                _md(describe_args(primitive_jvps, "internal", attr, prim)),
+            )
+        )
     w("")
     # The SciPy tables are written by hand next to the rules' notes (docs/coverage_scipy.md);
     # they are included here so that this page covers everything, one level down.
-    scipy_page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs",
-                              "coverage_scipy.md")
+    scipy_page = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "coverage_scipy.md")
     with open(scipy_page) as f:
         lines = f.read().splitlines()
     w("## fastgrad.scipy and fastgrad.misc")
     w("")
     w("Also on its own page: [the SciPy coverage tables](coverage_scipy.md).")
-    for line in lines[1:]:   # its title becomes the heading above
+    for line in lines[1:]:  # its title becomes the heading above
         w("#" + line if line.startswith("#") else line)
     w("")
     return "\n".join(out)
@@ -568,15 +609,13 @@ def render(lists=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if docs/coverage.md is out of date")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if docs/coverage.md is out of date")
     args = parser.parse_args(argv)
     text = render()
     if args.check:
         current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
         if current != text:
-            print("docs/coverage.md is out of date: run python scripts/gen_coverage.py",
-                  file=sys.stderr)
+            print("docs/coverage.md is out of date: run python scripts/gen_coverage.py", file=sys.stderr)
             return 1
         print("docs/coverage.md is up to date")
         return 0

@@ -10,6 +10,7 @@ Fixtures: ``ag`` (the top-level package under test), ``np`` (its numpy wrapper),
 ``rng`` (a freshly seeded ``numpy.random.RandomState``), ``ref`` (autograd, for
 side-by-side comparisons; skips cleanly when autograd is not installed).
 """
+
 import importlib
 import os
 import sys
@@ -43,9 +44,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "fastgrad_only: behaviour where fastgrad differs from autograd on purpose "
-        "(skipped when FG_TEST_TARGET=autograd)")
-    config.addinivalue_line(
-        "markers", "slow: a test that takes more than a few seconds (still runs by default)")
+        "(skipped when FG_TEST_TARGET=autograd)",
+    )
+    config.addinivalue_line("markers", "slow: a test that takes more than a few seconds (still runs by default)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -86,8 +87,7 @@ def load_reference():
         anp = importlib.import_module("autograd.numpy")
     except ImportError:
         return None
-    ns = types.SimpleNamespace(**{n: getattr(autograd, n) for n in dir(autograd)
-                                  if not n.startswith("_")})
+    ns = types.SimpleNamespace(**{n: getattr(autograd, n) for n in dir(autograd) if not n.startswith("_")})
     ns.np = anp
     ns.module = autograd
     return ns

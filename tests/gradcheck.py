@@ -18,6 +18,7 @@ real inner product ``Re(conj(a) b)`` and autograd's covector convention (conjuga
 Forward mode (``"fwd"``) checks ``<u, jvp(d)>`` against the same numerical directional
 derivative; it is wired in but nothing requests it until fastgrad has JVPs.
 """
+
 import importlib
 import os
 import warnings
@@ -37,6 +38,7 @@ def default_module():
 
 # ---------------------------------------------------------------------------
 # Values as trees: Python/NumPy scalars and arrays, nested in list/tuple/dict.
+
 
 def _is_container(x):
     return isinstance(x, (list, tuple, dict))
@@ -120,6 +122,7 @@ def tree_inner(a, b):
 
 def tree_axpy(alpha, x, y):
     """alpha * x + y, keeping y's leaf types (Python float stays float)."""
+
     def leaf(xl, yl):
         out = alpha * onp.asarray(xl) + onp.asarray(yl)
         if isinstance(yl, (float, complex)) and not isinstance(yl, onp.generic):
@@ -127,6 +130,7 @@ def tree_axpy(alpha, x, y):
         if isinstance(yl, onp.generic):
             return yl.dtype.type(out)
         return out.astype(onp.asarray(yl).dtype, copy=False)
+
     return tree_map(leaf, x, y)
 
 
@@ -137,10 +141,12 @@ def tree_covector(x):
 def check_same_space(x, g, what="gradient"):
     """``g`` lives in the space of ``x``: same tree structure, shapes and dtypes."""
     if _is_container(x):
-        assert type(g) is type(x) or (isinstance(x, tuple) and isinstance(g, tuple)) \
-            or (isinstance(x, list) and isinstance(g, list)) \
-            or (isinstance(x, dict) and isinstance(g, dict)), \
-            f"{what} has type {type(g).__name__}, input has {type(x).__name__}"
+        assert (
+            type(g) is type(x)
+            or (isinstance(x, tuple) and isinstance(g, tuple))
+            or (isinstance(x, list) and isinstance(g, list))
+            or (isinstance(x, dict) and isinstance(g, dict))
+        ), f"{what} has type {type(g).__name__}, input has {type(x).__name__}"
         xi, gi = _items(x), _items(g)
         assert len(xi) == len(gi), f"{what} has {len(gi)} entries, input has {len(xi)}"
         if isinstance(x, dict):
@@ -148,17 +154,18 @@ def check_same_space(x, g, what="gradient"):
         for a, b in zip(xi, gi):
             check_same_space(a, b, what)
         return
-    assert onp.shape(g) == onp.shape(x), \
-        f"{what} has shape {onp.shape(g)}, input has shape {onp.shape(x)}"
-    assert onp.result_type(g) == onp.result_type(x), \
+    assert onp.shape(g) == onp.shape(x), f"{what} has shape {onp.shape(g)}, input has shape {onp.shape(x)}"
+    assert onp.result_type(g) == onp.result_type(x), (
         f"{what} has dtype {onp.result_type(g)}, input has dtype {onp.result_type(x)}"
+    )
 
 
 # ---------------------------------------------------------------------------
 # The checks.
 
+
 def _subval(args, i, v):
-    return args[:i] + (v,) + args[i + 1:]
+    return args[:i] + (v,) + args[i + 1 :]
 
 
 def _funname(f):
@@ -176,8 +183,8 @@ def numerical_directional_derivative(f, args, argnum, direction, eps=EPS):
 def _assert_close(analytic, numeric, rtol, atol, msg):
     if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric)):
         raise AssertionError(
-            f"{msg}\n  analytic: {analytic!r}\n  numeric:  {numeric!r}"
-            f"\n  difference: {analytic - numeric!r}")
+            f"{msg}\n  analytic: {analytic!r}\n  numeric:  {numeric!r}\n  difference: {analytic - numeric!r}"
+        )
 
 
 def check_vjp(f, args, argnum, rs, module, eps=EPS, rtol=RTOL, atol=ATOL):
@@ -191,9 +198,9 @@ def check_vjp(f, args, argnum, rs, module, eps=EPS, rtol=RTOL, atol=ATOL):
     check_same_space(x, g, f"VJP of {_funname(f)} w.r.t. argument {argnum}")
     analytic = tree_inner(d, tree_covector(g))
     numeric = tree_inner(u, numerical_directional_derivative(f, args, argnum, d, eps))
-    _assert_close(analytic, numeric, rtol, atol,
-                  f"VJP check of {_funname(f)} w.r.t. argument {argnum} failed "
-                  f"at args {args!r}")
+    _assert_close(
+        analytic, numeric, rtol, atol, f"VJP check of {_funname(f)} w.r.t. argument {argnum} failed at args {args!r}"
+    )
     return u
 
 
@@ -206,9 +213,9 @@ def check_jvp(f, args, argnum, rs, module, eps=EPS, rtol=RTOL, atol=ATOL):
     u = tree_randn(y, rs)
     analytic = tree_inner(u, t)
     numeric = tree_inner(u, numerical_directional_derivative(f, args, argnum, d, eps))
-    _assert_close(analytic, numeric, rtol, atol,
-                  f"JVP check of {_funname(f)} w.r.t. argument {argnum} failed "
-                  f"at args {args!r}")
+    _assert_close(
+        analytic, numeric, rtol, atol, f"JVP check of {_funname(f)} w.r.t. argument {argnum} failed at args {args!r}"
+    )
     return d
 
 
@@ -216,6 +223,7 @@ def _vjp_function(f, argnum, u, module):
     def vjp_of_f(*args):
         vjp, _ = module.make_vjp(f, argnum)(*args)
         return vjp(tree_covector(u))
+
     vjp_of_f.__name__ = f"vjp_{_funname(f)}"
     return vjp_of_f
 
@@ -223,12 +231,12 @@ def _vjp_function(f, argnum, u, module):
 def _jvp_function(f, argnum, d, module):
     def jvp_of_f(*args):
         return module.make_jvp(f, argnum)(*args)(d)[1]
+
     jvp_of_f.__name__ = f"jvp_{_funname(f)}"
     return jvp_of_f
 
 
-def check_grads(f, *args, order=2, argnums=None, modes=("rev",), module=None,
-                seed=0, eps=EPS, rtol=RTOL, atol=ATOL):
+def check_grads(f, *args, order=2, argnums=None, modes=("rev",), module=None, seed=0, eps=EPS, rtol=RTOL, atol=ATOL):
     """Check f's derivatives w.r.t. ``argnums`` (default: every float-valued argument)
     against central differences, then (order > 1) the derivatives of the derivative
     functions themselves, recursively.  Raises AssertionError on a mismatch."""
@@ -257,17 +265,34 @@ def _check_grads(f, args, order, argnums, modes, module, seed, eps, rtol, atol):
         if "rev" in modes:
             u = check_vjp(f, args, argnum, rs, module, **kw)
             if order > 1:
-                _check_grads(_vjp_function(f, argnum, u, module), args, order - 1,
-                             argnums, ("rev",), module, rs.randint(2**31), **kw)
+                _check_grads(
+                    _vjp_function(f, argnum, u, module),
+                    args,
+                    order - 1,
+                    argnums,
+                    ("rev",),
+                    module,
+                    rs.randint(2**31),
+                    **kw,
+                )
         if "fwd" in modes:
             d = check_jvp(f, args, argnum, rs, module, **kw)
             if order > 1:
-                _check_grads(_jvp_function(f, argnum, d, module), args, order - 1,
-                             argnums, ("fwd",), module, rs.randint(2**31), **kw)
+                _check_grads(
+                    _jvp_function(f, argnum, d, module),
+                    args,
+                    order - 1,
+                    argnums,
+                    ("fwd",),
+                    module,
+                    rs.randint(2**31),
+                    **kw,
+                )
 
 
 # ---------------------------------------------------------------------------
 # Comparisons with another implementation (autograd).
+
 
 def assert_tree_allclose(actual, expected, rtol=1e-10, atol=0.0, what="value"):
     """Leaf-by-leaf closeness of two trees (structure must agree)."""

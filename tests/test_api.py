@@ -3,6 +3,7 @@
 Values are checked against closed-form derivatives and, when autograd is installed,
 against autograd on the same inputs.
 """
+
 import re
 import warnings
 
@@ -11,12 +12,25 @@ import pytest
 
 from gradcheck import assert_tree_allclose
 
-OPS = ["grad", "value_and_grad", "make_vjp", "elementwise_grad", "jacobian", "grad_and_aux",
-       "hessian", "deriv", "holomorphic_grad", "make_jvp", "make_hvp",
-       "tensor_jacobian_product", "vector_jacobian_product", "grad_named",
-       "hessian_tensor_product", "hessian_vector_product"]
-NARY_OPS = ["grad", "value_and_grad", "make_vjp", "elementwise_grad", "jacobian",
-            "grad_and_aux", "hessian"]
+OPS = [
+    "grad",
+    "value_and_grad",
+    "make_vjp",
+    "elementwise_grad",
+    "jacobian",
+    "grad_and_aux",
+    "hessian",
+    "deriv",
+    "holomorphic_grad",
+    "make_jvp",
+    "make_hvp",
+    "tensor_jacobian_product",
+    "vector_jacobian_product",
+    "grad_named",
+    "hessian_tensor_product",
+    "hessian_vector_product",
+]
+NARY_OPS = ["grad", "value_and_grad", "make_vjp", "elementwise_grad", "jacobian", "grad_and_aux", "hessian"]
 
 _RS = onp.random.RandomState(5)
 X = _RS.randn(4)
@@ -26,11 +40,11 @@ M = _RS.randn(2, 3)
 
 def f_xy(np, x, y, scale=1.0):
     """sum(sin(x) * y**2) * scale"""
-    return np.sum(np.sin(x) * y ** 2) * scale
+    return np.sum(np.sin(x) * y**2) * scale
 
 
 def df_dx(x, y, scale=1.0):
-    return onp.cos(x) * y ** 2 * scale
+    return onp.cos(x) * y**2 * scale
 
 
 def df_dy(x, y, scale=1.0):
@@ -40,6 +54,7 @@ def df_dy(x, y, scale=1.0):
 def bound(np, fun=f_xy):
     def f(*args, **kwargs):
         return fun(np, *args, **kwargs)
+
     f.__name__ = fun.__name__
     return f
 
@@ -47,12 +62,21 @@ def bound(np, fun=f_xy):
 # ---------------------------------------------------------------------------
 # values
 
-@pytest.mark.parametrize("argnum,expected", [
-    (0, lambda: df_dx(X, Y)), (1, lambda: df_dy(X, Y)), (-1, lambda: df_dy(X, Y)),
-    (-2, lambda: df_dx(X, Y)),
-    ((0, 1), lambda: (df_dx(X, Y), df_dy(X, Y))), ((1, 0), lambda: (df_dy(X, Y), df_dx(X, Y))),
-    ([0, 1], lambda: (df_dx(X, Y), df_dy(X, Y))), ((1,), lambda: (df_dy(X, Y),)),
-], ids=["0", "1", "-1", "-2", "(0,1)", "(1,0)", "[0,1]", "(1,)"])
+
+@pytest.mark.parametrize(
+    "argnum,expected",
+    [
+        (0, lambda: df_dx(X, Y)),
+        (1, lambda: df_dy(X, Y)),
+        (-1, lambda: df_dy(X, Y)),
+        (-2, lambda: df_dx(X, Y)),
+        ((0, 1), lambda: (df_dx(X, Y), df_dy(X, Y))),
+        ((1, 0), lambda: (df_dy(X, Y), df_dx(X, Y))),
+        ([0, 1], lambda: (df_dx(X, Y), df_dy(X, Y))),
+        ((1,), lambda: (df_dy(X, Y),)),
+    ],
+    ids=["0", "1", "-1", "-2", "(0,1)", "(1,0)", "[0,1]", "(1,)"],
+)
 def test_grad_argnum(ag, np, ref, argnum, expected):
     g = ag.grad(bound(np), argnum)(X, Y)
     exp = expected()
@@ -73,6 +97,7 @@ def test_keyword_arguments_pass_through(ag, np, ref):
     def f(x, tag=None, arr=None):
         seen.append((tag, arr))
         return np.sum(x * arr)
+
     arr = onp.arange(4.0)
     g = ag.grad(f)(X, tag=marker, arr=arr)
     assert seen[0][0] is marker and seen[0][1] is arr
@@ -83,26 +108,27 @@ def test_keyword_argument_holding_traced_value(ag, np):
     # an outer trace's value passed by keyword flows through the inner grad untouched
     def inner(x, scale):
         return np.sin(x) * scale
+
     outer = ag.grad(lambda s: ag.grad(inner)(0.3, scale=s))
     assert_tree_allclose(outer(2.0), onp.cos(0.3), rtol=1e-14)
 
 
 def test_value_and_grad(ag, np, ref):
     v, g = ag.value_and_grad(bound(np), 0)(X, Y)
-    assert_tree_allclose(v, onp.sum(onp.sin(X) * Y ** 2), rtol=1e-14)
+    assert_tree_allclose(v, onp.sum(onp.sin(X) * Y**2), rtol=1e-14)
     assert_tree_allclose(g, df_dx(X, Y), rtol=1e-13)
     rv, rg = ref.value_and_grad(bound(ref.np), 0)(X, Y)
     assert_tree_allclose((v, g), (rv, rg), rtol=1e-13)
 
 
 def test_value_and_grad_argnum_tuple(ag, np):
-    v = onp.sum(onp.sin(X) * Y ** 2)
+    v = onp.sum(onp.sin(X) * Y**2)
     v2, (gx, gy) = ag.value_and_grad(bound(np), (0, 1))(X, Y)
     assert_tree_allclose((v2, gx, gy), (v, df_dx(X, Y), df_dy(X, Y)), rtol=1e-13)
 
 
 def test_make_vjp(ag, np, ref):
-    fun = lambda x, y: np.sin(x) * y  # noqa: E731
+    fun = lambda x, y: np.sin(x) * y
     vjp, ans = ag.make_vjp(fun, 1)(X, Y)
     assert_tree_allclose(ans, onp.sin(X) * Y, rtol=1e-15)
     g = _RS.randn(4)
@@ -113,7 +139,7 @@ def test_make_vjp(ag, np, ref):
 
 
 def test_make_vjp_argnum_tuple(ag, np):
-    fun = lambda x, y: np.sin(x) * y  # noqa: E731
+    fun = lambda x, y: np.sin(x) * y
     g = _RS.randn(4)
     vjp2, _ = ag.make_vjp(fun, (0, 1))(X, Y)
     assert_tree_allclose(vjp2(g), (g * onp.cos(X) * Y, g * onp.sin(X)), rtol=1e-14)
@@ -136,16 +162,15 @@ def test_jacobian(ag, np, ref):
     assert_tree_allclose(J, expected, rtol=1e-13)
     assert_tree_allclose(J, ref.jacobian(lambda x: ref.np.sin(x) * ref.np.sum(x))(X), rtol=1e-14)
     # shape is out.shape + in.shape
-    J2 = ag.jacobian(lambda m: m ** 2)(M)
+    J2 = ag.jacobian(lambda m: m**2)(M)
     assert J2.shape == (2, 3, 2, 3)
-    assert_tree_allclose(J2, onp.einsum("ij,ik,jl->ijkl", 2 * M, onp.eye(2), onp.eye(3)),
-                         rtol=1e-14)
+    assert_tree_allclose(J2, onp.einsum("ij,ik,jl->ijkl", 2 * M, onp.eye(2), onp.eye(3)), rtol=1e-14)
     J3 = ag.jacobian(lambda x, y: x * y, 1)(X, Y)
     assert_tree_allclose(J3, onp.diag(X), rtol=1e-15)
 
 
 def test_hessian(ag, np, ref):
-    H = ag.hessian(lambda x: np.sum(x ** 3) + x[0] * x[1])(X)
+    H = ag.hessian(lambda x: np.sum(x**3) + x[0] * x[1])(X)
     expected = onp.diag(6 * X)
     expected[0, 1] += 1.0
     expected[1, 0] += 1.0
@@ -156,24 +181,25 @@ def test_grad_and_aux(ag, np, ref):
     aux = onp.array([1.0, 2.0])
 
     def f(x):
-        return np.sum(x ** 2), aux * 3.0
+        return np.sum(x**2), aux * 3.0
+
     g, a = ag.grad_and_aux(f)(X)
     assert_tree_allclose(g, 2 * X, rtol=1e-15)
     assert_tree_allclose(a, aux * 3.0, rtol=0)
-    rg, ra = ref.grad_and_aux(lambda x: (ref.np.sum(x ** 2), aux * 3.0))(X)
+    rg, ra = ref.grad_and_aux(lambda x: (ref.np.sum(x**2), aux * 3.0))(X)
     assert_tree_allclose((g, a), (rg, ra), rtol=1e-15)
 
 
 @pytest.mark.fastgrad_only
 @pytest.mark.parametrize("aux", ["a string", None, 7, {"k": [1, "x"]}])
 def test_grad_and_aux_passes_any_aux(ag, np, aux):
-    g, a = ag.grad_and_aux(lambda x: (np.sum(x ** 2), aux))(X)
+    g, a = ag.grad_and_aux(lambda x: (np.sum(x**2), aux))(X)
     assert a is aux
     assert_tree_allclose(g, 2 * X, rtol=1e-15)
 
 
 def test_grad_and_aux_traced_aux_is_unboxed(ag, np):
-    g, a = ag.grad_and_aux(lambda x: (np.sum(x ** 2), x * 2.0))(X)
+    g, a = ag.grad_and_aux(lambda x: (np.sum(x**2), x * 2.0))(X)
     assert type(a) is onp.ndarray
     assert_tree_allclose(a, X * 2.0, rtol=0)
 
@@ -199,23 +225,24 @@ def test_vector_jacobian_product_is_alias(ag):
 def test_grad_named(ag, np, ref):
     def f(x, y, scale=1.0):
         return f_xy(np, x, y, scale)
+
     assert_tree_allclose(ag.grad_named(f, "y")(X, Y), df_dy(X, Y), rtol=1e-13)
     assert_tree_allclose(ag.grad_named(f, "x")(X, Y, scale=2.0), df_dx(X, Y, 2.0), rtol=1e-13)
 
     def rf(x, y, scale=1.0):
         return f_xy(ref.np, x, y, scale)
-    assert_tree_allclose(ag.grad_named(f, "y")(X, Y), ref.grad_named(rf, "y")(X, Y),
-                         rtol=1e-14)
+
+    assert_tree_allclose(ag.grad_named(f, "y")(X, Y), ref.grad_named(rf, "y")(X, Y), rtol=1e-14)
 
 
 def test_grad_accepts_size_one_outputs(ag, np):
     for shape in [(1,), (1, 1)]:
-        g = ag.grad(lambda x: np.reshape(np.sum(x ** 2), shape))(X)
+        g = ag.grad(lambda x: np.reshape(np.sum(x**2), shape))(X)
         assert_tree_allclose(g, 2 * X, rtol=1e-15)
 
 
 def test_higher_order_scalar(ag, np):
-    f = lambda x: np.sin(x) * x  # noqa: E731
+    f = lambda x: np.sin(x) * x
     d1 = ag.grad(f)
     d2 = ag.grad(d1)
     d3 = ag.grad(d2)
@@ -228,11 +255,13 @@ def test_higher_order_scalar(ag, np):
 # ---------------------------------------------------------------------------
 # names and docstrings
 
+
 @pytest.mark.parametrize("op", NARY_OPS)
 @pytest.mark.parametrize("argnum", [0, -1, (0, 1), [0, 1]], ids=["0", "-1", "tuple", "list"])
 def test_generated_name_and_doc(ag, op, argnum):
     def my_function(x, y):
         return x * y
+
     wrapped = getattr(ag, op)(my_function, argnum)
     assert wrapped.__name__ == f"{op}_of_my_function_wrt_argnum_{argnum}"
     assert wrapped.__doc__.startswith(f"    {op} of function my_function with")
@@ -246,9 +275,9 @@ def test_grad_docstring(ag):
 _UNDOCUMENTED_IN_AUTOGRAD = {"make_vjp", "make_jvp", "deriv", "holomorphic_grad"}
 
 
-@pytest.mark.parametrize("op", [pytest.param(o, marks=[pytest.mark.fastgrad_only]
-                                             if o in _UNDOCUMENTED_IN_AUTOGRAD else [])
-                                for o in OPS])
+@pytest.mark.parametrize(
+    "op", [pytest.param(o, marks=[pytest.mark.fastgrad_only] if o in _UNDOCUMENTED_IN_AUTOGRAD else []) for o in OPS]
+)
 def test_operator_has_real_docstring(ag, op):
     doc = getattr(ag, op).__doc__
     assert doc and doc.strip() and doc.strip() != "None" and len(doc.strip()) > 20
@@ -257,22 +286,29 @@ def test_operator_has_real_docstring(ag, op):
 # ---------------------------------------------------------------------------
 # errors (SPEC §8)
 
-SCALAR_MSG = re.compile(r"only applies to real scalar-output functions\. "
-                        r"Try jacobian, elementwise_grad or holomorphic_grad\.")
+SCALAR_MSG = re.compile(
+    r"only applies to real scalar-output functions\. "
+    r"Try jacobian, elementwise_grad or holomorphic_grad\."
+)
 
 
 @pytest.mark.parametrize("out", ["vector", "matrix", "complex", "complex-array"])
 def test_grad_rejects_nonscalar_or_complex_output(ag, np, out):
-    funs = {"vector": lambda x: x * 2.0, "matrix": lambda x: np.outer(x, x),
-            "complex": lambda x: np.sum(x) * (1 + 2j),
-            "complex-array": lambda x: x * 1j}
+    funs = {
+        "vector": lambda x: x * 2.0,
+        "matrix": lambda x: np.outer(x, x),
+        "complex": lambda x: np.sum(x) * (1 + 2j),
+        "complex-array": lambda x: x * 1j,
+    }
     with pytest.raises(TypeError, match=SCALAR_MSG) as info:
         ag.grad(funs[out])(X)
     assert "grad" in str(info.value).lower()
     with pytest.raises(TypeError) as info:
         ag.value_and_grad(funs[out])(X)
-    assert str(info.value) == ("value_and_grad only applies to real scalar-output functions. "
-                               "Try jacobian, elementwise_grad or holomorphic_grad.")
+    assert str(info.value) == (
+        "value_and_grad only applies to real scalar-output functions. "
+        "Try jacobian, elementwise_grad or holomorphic_grad."
+    )
 
 
 def test_elementwise_grad_rejects_complex_output(ag, np):
@@ -316,8 +352,7 @@ class _Unregistered:
     pass
 
 
-@pytest.mark.parametrize("value", [_Unregistered(), "abc", object()],
-                         ids=["user-class", "str", "object"])
+@pytest.mark.parametrize("value", [_Unregistered(), "abc", object()], ids=["user-class", "str", "object"])
 def test_unregistered_input_type(ag, value):
     with pytest.raises(TypeError, match="Can't differentiate w.r.t. type") as info:
         ag.grad(lambda x: 1.0)(value)
@@ -329,10 +364,16 @@ def test_python_int_input(ag, np):
         ag.grad(lambda x: x * 2.0)(3)
 
 
-@pytest.mark.parametrize("value", [
-    pytest.param(True, id="bool"), pytest.param(onp.int64(3), id="np.int64"),
-    pytest.param(onp.arange(3), id="int-array"), pytest.param(onp.array([True]), id="bool-array"),
-    pytest.param(onp.int32(2), id="np.int32")])
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(True, id="bool"),
+        pytest.param(onp.int64(3), id="np.int64"),
+        pytest.param(onp.arange(3), id="int-array"),
+        pytest.param(onp.array([True]), id="bool-array"),
+        pytest.param(onp.int32(2), id="np.int32"),
+    ],
+)
 @pytest.mark.fastgrad_only
 def test_integer_input_says_pass_floats(ag, np, value):
     with pytest.raises(TypeError) as info:
@@ -346,6 +387,7 @@ def test_item_assignment_into_traced_array(ag, np):
     def f(x):
         x[0] = 1.0
         return np.sum(x)
+
     with pytest.raises(TypeError):
         ag.grad(f)(onp.ones(3))
 
@@ -360,6 +402,7 @@ def _missing_rule_primitives(ag):
     @extend.primitive
     def half_rule_fun(x, y):
         return x * y
+
     extend.defvjp(half_rule_fun, lambda ans, x, y: lambda g: g * y)
     return no_rule_fun, half_rule_fun
 

@@ -5,6 +5,7 @@ Each case must end in the documented outcome: a correct result, or a clear excep
 the documented type whose message says what went wrong -- never a crash, never a silent
 wrong answer, never an error from deep inside NumPy that does not name the problem.
 """
+
 import os
 import subprocess
 import sys
@@ -23,13 +24,12 @@ pytestmark = pytest.mark.fastgrad_only
 try:
     import autograd as _ag
     import autograd.numpy as _anp
-except ImportError:   # the oracle is optional
+except ImportError:  # the oracle is optional
     _ag = _anp = None
 
 needs_autograd = pytest.mark.skipif(_ag is None, reason="autograd (the oracle) not installed")
 
-SCALAR_ONLY = ("only applies to real scalar-output functions. "
-               "Try jacobian, elementwise_grad or holomorphic_grad.")
+SCALAR_ONLY = "only applies to real scalar-output functions. Try jacobian, elementwise_grad or holomorphic_grad."
 
 
 def _x():
@@ -68,15 +68,16 @@ def test_value_and_grad_of_non_scalar_output_is_a_type_error(name):
 @pytest.mark.parametrize("shape", [(1,), (1, 1), (1, 1, 1)])
 def test_size_one_outputs_are_accepted(shape):
     x = _x()
-    g = fastgrad.grad(lambda x: np.reshape(np.sum(x ** 2), shape))(x)
+    g = fastgrad.grad(lambda x: np.reshape(np.sum(x**2), shape))(x)
     onp.testing.assert_allclose(g, 2 * x, rtol=1e-15)
-    value, g2 = fastgrad.value_and_grad(lambda x: np.reshape(np.sum(x ** 2), shape))(x)
+    value, g2 = fastgrad.value_and_grad(lambda x: np.reshape(np.sum(x**2), shape))(x)
     assert onp.shape(value) == shape
     onp.testing.assert_allclose(g2, 2 * x, rtol=1e-15)
 
 
 # ---------------------------------------------------------------------------------------
 # Row 2: a primitive without a rule
+
 
 def test_primitive_without_any_rule_names_primitive_and_argnum():
     @primitive
@@ -94,7 +95,7 @@ def test_primitive_with_a_rule_for_one_argument_only():
     def half_ruled(x, y):
         return x * y
 
-    defvjp(half_ruled, lambda ans, x, y: lambda g: g * y)   # no rule for y
+    defvjp(half_ruled, lambda ans, x, y: lambda g: g * y)  # no rule for y
     assert fastgrad.grad(half_ruled, 0)(2.0, 5.0) == 5.0
     with pytest.raises(NotImplementedError) as info:
         fastgrad.grad(half_ruled, 1)(2.0, 5.0)
@@ -152,8 +153,7 @@ def _sum_of(x):
 
 
 @pytest.mark.parametrize("name", list(INTEGER_INPUTS))
-@pytest.mark.parametrize("op", ["grad", "value_and_grad", "elementwise_grad", "jacobian",
-                                "make_vjp", "make_jvp"])
+@pytest.mark.parametrize("op", ["grad", "value_and_grad", "elementwise_grad", "jacobian", "make_vjp", "make_jvp"])
 def test_integer_input_is_a_clear_type_error(name, op):
     x = INTEGER_INPUTS[name]
     with pytest.raises(TypeError) as info:
@@ -168,7 +168,7 @@ def test_integer_input_is_a_clear_type_error(name, op):
 
 
 def test_integer_argument_that_is_not_differentiated_is_fine():
-    g = fastgrad.grad(lambda x, n: x ** n, 0)(2.0, 3)
+    g = fastgrad.grad(lambda x, n: x**n, 0)(2.0, 3)
     assert g == 12.0
     g = fastgrad.grad(lambda x, idx: np.sum(x[idx]), 0)(_x(), onp.array([0, 0, 2]))
     onp.testing.assert_array_equal(g, [2.0, 0.0, 1.0])
@@ -183,6 +183,7 @@ def test_integer_in_one_slot_of_an_argnum_tuple():
 # ---------------------------------------------------------------------------------------
 # Row 4: item assignment into a traced array
 
+
 @pytest.mark.parametrize("how", ["setitem", "augmented", "slice"])
 def test_item_assignment_into_traced_array(how):
     def f(x):
@@ -193,6 +194,7 @@ def test_item_assignment_into_traced_array(how):
         else:
             x[1:] = np.zeros(2)
         return np.sum(x)
+
     x = _x()
     before = x.copy()
     with pytest.raises(TypeError) as info:
@@ -263,8 +265,15 @@ def test_make_vjp_of_independent_output():
 # ---------------------------------------------------------------------------------------
 # Row 6: the differentiated function returns an int, bool, None or str
 
-BAD_RETURNS = {"int": 1, "bool": True, "None": None, "str": "one", "numpy-int": onp.int64(1),
-               "numpy-bool": onp.bool_(True), "int-array": onp.arange(1)}
+BAD_RETURNS = {
+    "int": 1,
+    "bool": True,
+    "None": None,
+    "str": "one",
+    "numpy-int": onp.int64(1),
+    "numpy-bool": onp.bool_(True),
+    "int-array": onp.arange(1),
+}
 
 
 @pytest.mark.parametrize("name", list(BAD_RETURNS))
@@ -292,8 +301,9 @@ def test_returning_a_traced_comparison_names_the_type():
 # ---------------------------------------------------------------------------------------
 # Row 7: a keyword argument holding a traced value is passed through untouched
 
+
 def test_keyword_arguments_are_not_differentiated():
-    g = fastgrad.grad(lambda x, scale=1.0: scale * x ** 2)(3.0, scale=5.0)
+    g = fastgrad.grad(lambda x, scale=1.0: scale * x**2)(3.0, scale=5.0)
     assert g == 30.0
 
 
@@ -324,13 +334,22 @@ def test_keyword_holding_a_box_of_an_outer_trace():
 # ---------------------------------------------------------------------------------------
 # Row 8: unregistered value types
 
+
 class Opaque:
     pass
 
 
-UNREGISTERED = {"object": object(), "user-class": Opaque(), "str": "text", "bytes": b"abc",
-                "None": None, "set": {1.0, 2.0}, "numpy-str": onp.str_("a"),
-                "slice": slice(1, 2), "frozenset": frozenset([1.0])}
+UNREGISTERED = {
+    "object": object(),
+    "user-class": Opaque(),
+    "str": "text",
+    "bytes": b"abc",
+    "None": None,
+    "set": {1.0, 2.0},
+    "numpy-str": onp.str_("a"),
+    "slice": slice(1, 2),
+    "frozenset": frozenset([1.0]),
+}
 
 
 @pytest.mark.parametrize("name", list(UNREGISTERED))
@@ -360,6 +379,7 @@ def test_primitive_returning_an_unregistered_type_mid_trace():
 # ---------------------------------------------------------------------------------------
 # Row 9: long graphs need no recursion (the 10^6 chain itself is in test_memory.py)
 
+
 def _frame_depth():
     depth, frame = 0, sys._getframe()
     while frame is not None:
@@ -376,19 +396,20 @@ def test_long_chain_runs_under_a_tight_recursion_limit():
         for _ in range(n):
             x = x * 1.0000001
         return x
+
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(_frame_depth() + 120)
     try:
         g = fastgrad.grad(chain)(0.5)
         vjp, ans = fastgrad.make_vjp(chain)(0.5)
         g2 = vjp(2.0)
-        del vjp   # a kept graph, freed
+        del vjp  # a kept graph, freed
         g3 = fastgrad.elementwise_grad(lambda x: chain(x) * x)(onp.array([0.5, 2.0]))
     finally:
         sys.setrecursionlimit(old)
-    assert g == pytest.approx(1.0000001 ** n, rel=1e-9)
-    assert g2 == pytest.approx(2.0 * 1.0000001 ** n, rel=1e-9)
-    onp.testing.assert_allclose(g3, 2 * onp.array([0.5, 2.0]) * 1.0000001 ** n, rtol=1e-9)
+    assert g == pytest.approx(1.0000001**n, rel=1e-9)
+    assert g2 == pytest.approx(2.0 * 1.0000001**n, rel=1e-9)
+    onp.testing.assert_allclose(g3, 2 * onp.array([0.5, 2.0]) * 1.0000001**n, rtol=1e-9)
 
 
 # ---------------------------------------------------------------------------------------
@@ -427,13 +448,14 @@ def _run_blocked(message, **env):
     full_env.pop("FASTGRAD_PURE", None)
     full_env.pop("FASTGRAD_REQUIRE_EXTENSIONS", None)
     full_env.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=full_env, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=120)
 
 
-@pytest.mark.parametrize("message", ["No module named 'fastgrad._core'",
-                                     "/x/_core.so: undefined symbol: PyFoo_Bar"],
-                         ids=["missing", "broken"])
+@pytest.mark.parametrize(
+    "message",
+    ["No module named 'fastgrad._core'", "/x/_core.so: undefined symbol: PyFoo_Bar"],
+    ids=["missing", "broken"],
+)
 def test_missing_or_broken_extension_falls_back_with_one_warning(message):
     proc = _run_blocked(message)
     assert proc.returncode == 0, proc.stderr
@@ -482,7 +504,7 @@ def test_nan_and_inf_inputs_propagate_like_numpy(f_name, x_name):
         value, g = fastgrad.value_and_grad(lambda x: f(np, x))(x)
         expected = expected_fn(x)
         expected_value = f(onp, x)
-    onp.testing.assert_array_equal(value, expected_value)   # NaN == NaN here
+    onp.testing.assert_array_equal(value, expected_value)  # NaN == NaN here
     assert g.shape == x.shape and g.dtype == x.dtype
     onp.testing.assert_allclose(g, expected, rtol=1e-14, equal_nan=True)
     if _ag is not None:
@@ -497,8 +519,7 @@ def test_nan_in_one_element_does_not_leak_into_the_others():
     with onp.errstate(all="ignore"):
         g = fastgrad.elementwise_grad(lambda x: np.sin(x) * x)(x)
     finite = onp.isfinite(x)
-    onp.testing.assert_allclose(g[finite], onp.sin(x[finite]) + x[finite] * onp.cos(x[finite]),
-                                rtol=1e-15)
+    onp.testing.assert_allclose(g[finite], onp.sin(x[finite]) + x[finite] * onp.cos(x[finite]), rtol=1e-15)
     assert onp.isnan(g[~finite]).all()
 
 
@@ -548,7 +569,7 @@ def _numpy_version(name):
 def test_empty_array_with_nonempty_partner():
     # only the non-empty argument gets a non-trivial gradient
     x, y = onp.zeros((0, 3)), onp.array([1.0, 2.0, 3.0])
-    gx, gy = fastgrad.grad(lambda x, y: np.sum(x * y) + np.sum(y ** 2), (0, 1))(x, y)
+    gx, gy = fastgrad.grad(lambda x, y: np.sum(x * y) + np.sum(y**2), (0, 1))(x, y)
     assert gx.shape == (0, 3)
     onp.testing.assert_allclose(gy, 2 * y, rtol=1e-15)
 
@@ -560,8 +581,7 @@ def test_mean_of_empty_is_nan_with_numpy_warning():
         value, g = fastgrad.value_and_grad(lambda x: np.mean(x))(x)
     assert onp.isnan(value)
     assert g.shape == (0,)
-    assert all(issubclass(w.category, RuntimeWarning) for w in caught
-               if "independent" not in str(w.message))
+    assert all(issubclass(w.category, RuntimeWarning) for w in caught if "independent" not in str(w.message))
 
 
 def test_elementwise_grad_and_jacobian_of_empty():
@@ -575,16 +595,20 @@ def test_elementwise_grad_and_jacobian_of_empty():
 # ---------------------------------------------------------------------------------------
 # 0-d arrays
 
+
 @pytest.mark.parametrize("dtype", [onp.float64, onp.float32])
-@pytest.mark.parametrize("name,f,df", [
-    ("sin", lambda x: np.sin(x), lambda x: onp.cos(x)),
-    ("square", lambda x: x * x, lambda x: 2 * x),
-    ("sum", lambda x: np.sum(x) * 3.0, lambda x: 3.0),
-    ("index-empty-tuple", lambda x: x[()] * 2.0, lambda x: 2.0),
-    ("reshape", lambda x: np.sum(np.reshape(x, (1, 1)) ** 2), lambda x: 2 * x),
-    ("stack", lambda x: np.sum(np.stack([x, x * 2.0])), lambda x: 3.0),
-    ("broadcast", lambda x: np.sum(x * onp.ones(3)), lambda x: 3.0),
-])
+@pytest.mark.parametrize(
+    "name,f,df",
+    [
+        ("sin", lambda x: np.sin(x), lambda x: onp.cos(x)),
+        ("square", lambda x: x * x, lambda x: 2 * x),
+        ("sum", lambda x: np.sum(x) * 3.0, lambda x: 3.0),
+        ("index-empty-tuple", lambda x: x[()] * 2.0, lambda x: 2.0),
+        ("reshape", lambda x: np.sum(np.reshape(x, (1, 1)) ** 2), lambda x: 2 * x),
+        ("stack", lambda x: np.sum(np.stack([x, x * 2.0])), lambda x: 3.0),
+        ("broadcast", lambda x: np.sum(x * onp.ones(3)), lambda x: 3.0),
+    ],
+)
 def test_zero_dimensional_array_input(name, f, df, dtype):
     x = onp.array(0.7, dtype=dtype)
     g = fastgrad.grad(f)(x)
@@ -603,6 +627,7 @@ def test_zero_dimensional_arrays_in_an_argnum_tuple():
 
 # ---------------------------------------------------------------------------------------
 # Non-contiguous and read-only arrays
+
 
 def _layouts():
     base = onp.arange(1.0, 25.0).reshape(4, 6) / 7.0
@@ -641,7 +666,7 @@ def test_non_contiguous_and_read_only_inputs(layout, fname):
     expected = fastgrad.grad(f)(onp.ascontiguousarray(x).copy())
     assert g.shape == x.shape and g.dtype == x.dtype
     onp.testing.assert_allclose(g, expected, rtol=1e-13, atol=1e-15)
-    onp.testing.assert_array_equal(x, snapshot)   # the input is untouched
+    onp.testing.assert_array_equal(x, snapshot)  # the input is untouched
     # the gradient is the caller's own, writeable array, not a view of the input
     assert g.flags.writeable
     assert not onp.shares_memory(g, x)
@@ -653,8 +678,13 @@ def test_gradient_does_not_alias_captured_constants():
     c = onp.array([1.0, 2.0, 3.0])
     c_ro = c.copy()
     c_ro.setflags(write=False)
-    for f in (lambda x: np.sum(x * c), lambda x: np.dot(c, x), lambda x: np.sum(c * x),
-              lambda x: np.sum(x * c_ro), lambda x: np.dot(x, c_ro)):
+    for f in (
+        lambda x: np.sum(x * c),
+        lambda x: np.dot(c, x),
+        lambda x: np.sum(c * x),
+        lambda x: np.sum(x * c_ro),
+        lambda x: np.dot(x, c_ro),
+    ):
         g = fastgrad.grad(f)(onp.zeros(3))
         onp.testing.assert_array_equal(g, c)
         assert g.flags.writeable
@@ -701,8 +731,8 @@ def test_object_and_string_inputs_are_a_clear_type_error(name, fname):
 # ---------------------------------------------------------------------------------------
 # argnum out of range or of the wrong type
 
-@pytest.mark.parametrize("argnum", [1, 5, -2, 2 ** 31, 2 ** 63, 10 ** 30, -10 ** 30,
-                                    (0, 2), (0, 10 ** 20), [0, -3]])
+
+@pytest.mark.parametrize("argnum", [1, 5, -2, 2**31, 2**63, 10**30, -(10**30), (0, 2), (0, 10**20), [0, -3]])
 def test_argnum_out_of_range_is_a_clear_error(argnum):
     with pytest.raises(IndexError) as info:
         fastgrad.grad(lambda x: x * 2.0, argnum)(1.0)
@@ -718,11 +748,10 @@ def test_argnum_of_the_wrong_type_is_a_clear_error(argnum):
     assert "argnum" in str(info.value)
 
 
-@pytest.mark.parametrize("op", ["grad", "value_and_grad", "elementwise_grad", "jacobian",
-                                "make_vjp", "hessian"])
+@pytest.mark.parametrize("op", ["grad", "value_and_grad", "elementwise_grad", "jacobian", "make_vjp", "hessian"])
 def test_argnum_checked_by_every_operator(op):
     with pytest.raises(IndexError):
-        getattr(fastgrad, op)(lambda x: x * 2.0, 10 ** 30)(1.0)
+        getattr(fastgrad, op)(lambda x: x * 2.0, 10**30)(1.0)
 
 
 def test_numpy_integer_argnum_is_accepted():
@@ -783,8 +812,8 @@ def test_array_like_constants_as_operands(name, kind):
 # ---------------------------------------------------------------------------------------
 # pow with a modulus is not differentiable: NumPy, Python floats and autograd all raise
 
-@pytest.mark.parametrize("x", [2.0, onp.array([2.0, 3.0]), onp.float64(3.0)],
-                         ids=["float", "array", "float64"])
+
+@pytest.mark.parametrize("x", [2.0, onp.array([2.0, 3.0]), onp.float64(3.0)], ids=["float", "array", "float64"])
 def test_three_argument_pow_is_a_type_error(x):
     with pytest.raises(TypeError):
         fastgrad.grad(lambda x: np.sum(pow(x, 2, 5)))(x)

@@ -10,6 +10,7 @@ of the package under test, so the same code runs on fastgrad and on autograd:
 * a gradient has exactly the container structure of its input (list in, list out, ...);
 * nothing the caller owns (containers, arrays, cotangents) is modified.
 """
+
 import copy
 import collections
 import functools
@@ -39,10 +40,11 @@ def R(*shape):
 # ---------------------------------------------------------------------------------------
 # Cases: (name, fun(B, np, x), x).  Inputs mix arrays and Python floats.
 
+
 def list_index_iter(B, np, x):
-    a, b, c = x                                    # unpacking = iteration
+    a, b, c = x  # unpacking = iteration
     total = 0.0
-    for v in x:                                     # iteration
+    for v in x:  # iteration
         total = total + np.sum(np.sin(v))
     return total + np.sum(a * x[1]) * c + np.sum(x[-1] * x[0]) + x[2] ** 2
 
@@ -51,20 +53,24 @@ def list_slices(B, np, x):
     head = x[:2]
     tail = x[1:]
     stepped = x[::2]
-    return (np.sum(head[0] * head[1]) + np.sum(tail[-1] * stepped[0])
-            + np.sum(stepped[1] * x[1]) + len(tail) * np.sum(x[0] ** 3))
+    return (
+        np.sum(head[0] * head[1])
+        + np.sum(tail[-1] * stepped[0])
+        + np.sum(stepped[1] * x[1])
+        + len(tail) * np.sum(x[0] ** 3)
+    )
 
 
 def list_concat(B, np, x):
-    y = x + [np.exp(x[0]), 2.0]                     # box + list
-    z = [x[2], 1.0] + x                             # list + box
-    w = x + x                                       # box + box
+    y = x + [np.exp(x[0]), 2.0]  # box + list
+    z = [x[2], 1.0] + x  # list + box
+    w = x + x  # box + box
     return np.sum(y[3] * y[1]) + z[0] * np.sum(z[3]) + np.sum(w[4]) * w[2] + y[4]
 
 
 def list_membership(B, np, x):
     assert len(x) == 3
-    k = x.index(x[1])                               # index finds the same value
+    k = x.index(x[1])  # index finds the same value
     extra = 1.0 if x[0] in x else 0.0
     return np.sum(x[2] * x[2]) * x[k] + x[0] * extra
 
@@ -72,14 +78,14 @@ def list_membership(B, np, x):
 def tuple_ops(B, np, x):
     (a, b), rest = x[:2], x[2:]
     t = (a * 2.0,) + rest + (b,)
-    return np.sum(t[0] * t[2]) + t[1] * np.sum(b ** 2) + np.sum(t[-1]) * x[2]
+    return np.sum(t[0] * t[2]) + t[1] * np.sum(b**2) + np.sum(t[-1]) * x[2]
 
 
 def dict_methods(B, np, x):
     total = 0.0
-    for k in x:                                     # iteration over keys
+    for k in x:  # iteration over keys
         total = total + np.sum(x[k] ** 2)
-    for k, v in x.items():
+    for _, v in x.items():
         total = total + np.sum(np.cos(v))
     for v in x.values():
         total = total + np.sum(v) * 0.5
@@ -91,16 +97,22 @@ def dict_methods(B, np, x):
 def constructors(B, np, x):
     # x is an array; build containers out of traced values and read them back
     l = B.list([x, np.sin(x), 3.0])
-    t = B.tuple(v * 2.0 for v in [x, x ** 2])
+    t = B.tuple(v * 2.0 for v in [x, x**2])
     t2 = B.tuple(l)
     d = B.dict(a=x, b=t)
     d2 = B.dict([("c", np.exp(x))])
     d3 = B.dict({"q": x}, r=t2[1])
     l2 = B.list(d.values())
-    d4 = B.dict(d)                                   # a dict from a traced dict
-    l3 = B.list(t)                                   # a list from a traced tuple
-    return (np.sum(l[1] * t[1]) + np.sum(d["b"][0] * d2["c"]) + np.sum(d3["r"] * d3["q"])
-            + np.sum(t2[0] * l[0]) + np.sum(l2[0]) * l[2] + np.sum(d4["a"] * l3[1]))
+    d4 = B.dict(d)  # a dict from a traced dict
+    l3 = B.list(t)  # a list from a traced tuple
+    return (
+        np.sum(l[1] * t[1])
+        + np.sum(d["b"][0] * d2["c"])
+        + np.sum(d3["r"] * d3["q"])
+        + np.sum(t2[0] * l[0])
+        + np.sum(l2[0]) * l[2]
+        + np.sum(d4["a"] * l3[1])
+    )
 
 
 def nested_three_deep(B, np, x):
@@ -109,8 +121,7 @@ def nested_three_deep(B, np, x):
     A, inner = first
     Bm, s = inner["k"]
     C, t = second["z"]
-    return (np.sum(np.tanh(A @ Bm)) * s + np.sum(C * C) * t
-            + np.sum(x[0][1]["k"][0]) * x[1]["z"][1] + s * t)
+    return np.sum(np.tanh(A @ Bm)) * s + np.sum(C * C) * t + np.sum(x[0][1]["k"][0]) * x[1]["z"][1] + s * t
 
 
 def container_output_then_reduce(B, np, x):
@@ -130,8 +141,7 @@ CASES = [
     ("tuple_ops", tuple_ops, (R(3), R(3), 0.4)),
     ("dict_methods", dict_methods, {"w": R(3), "v": R(3), "s": 0.8}),
     ("constructors", constructors, R(3)),
-    ("nested_three_deep", nested_three_deep,
-     [(R(2, 3), {"k": [R(3, 2), 0.6]}), {"z": (R(4), -0.3)}]),
+    ("nested_three_deep", nested_three_deep, [(R(2, 3), {"k": [R(3, 2), 0.6]}), {"z": (R(4), -0.3)}]),
     ("container_output_then_reduce", container_output_then_reduce, {"w": R(2), "b": R(2)}),
 ]
 IDS = [c[0] for c in CASES]
@@ -151,8 +161,7 @@ def assert_same_structure(x, g, path="x"):
     """``g`` has exactly the containers of ``x`` (types, lengths, keys), and leaves of the
     same shape."""
     if isinstance(x, (list, tuple, dict)):
-        assert type(g) is type(x), \
-            f"{path}: gradient is a {type(g).__name__}, input a {type(x).__name__}"
+        assert type(g) is type(x), f"{path}: gradient is a {type(g).__name__}, input a {type(x).__name__}"
         assert len(g) == len(x), f"{path}: gradient has {len(g)} entries, input {len(x)}"
         if isinstance(x, dict):
             assert list(g) == list(x), f"{path}: keys {list(g)} vs {list(x)}"
@@ -200,7 +209,7 @@ def test_structure_and_no_mutation(name, fun, x, ag, np, B):
     leaves_before = [id(v) for v in tree_leaves(x_in)]
     g = ag.grad(f)(x_in)
     assert_same_structure(x, g)
-    assert_tree_identical(x_in, snapshot)                      # nothing changed in the input
+    assert_tree_identical(x_in, snapshot)  # nothing changed in the input
     assert [id(v) for v in tree_leaves(x_in)] == leaves_before  # nor replaced inside it
     # gradient leaves are fresh arrays: none shares memory with the input or each other
     leaves = [v for v in tree_leaves(g) if isinstance(v, onp.ndarray)]
@@ -236,8 +245,8 @@ def test_second_order_matches_autograd(name, fun, x, ag, np, B, ref):
 
         def inner(y):
             gy = module.grad(f)(y)
-            return sum(nmp.sum(a * b) for a, b in zip(tree_leaves_traced(gy, builtins_module),
-                                                       tree_leaves(u)))
+            return sum(nmp.sum(a * b) for a, b in zip(tree_leaves_traced(gy, builtins_module), tree_leaves(u)))
+
         return module.grad(inner)(_fresh(x))
 
     h = hvp(ag, np, B)
@@ -249,8 +258,7 @@ def test_second_order_matches_autograd(name, fun, x, ag, np, B, ref):
 def tree_leaves_traced(tree, B):
     """Leaves of a (possibly traced) container tree, in the order of gradcheck.tree_leaves."""
     if B.isinstance(tree, dict):
-        return [leaf for k in sorted(tree.keys(), key=repr)
-                for leaf in tree_leaves_traced(tree[k], B)]
+        return [leaf for k in sorted(tree.keys(), key=repr) for leaf in tree_leaves_traced(tree[k], B)]
     if B.isinstance(tree, (list, tuple)):
         return [leaf for item in tree for leaf in tree_leaves_traced(item, B)]
     return [tree]
@@ -259,11 +267,16 @@ def tree_leaves_traced(tree, B):
 # ---------------------------------------------------------------------------------------
 # Cotangents: the VJP returns the input's structure and leaves the cotangent alone.
 
-@pytest.mark.parametrize("x", [
-    [R(2), 1.5, (R(3), {"a": 0.5})],
-    (R(2), [0.1, R(1, 2)]),
-    {"p": R(2), "q": [0.2, (R(2),)]},
-], ids=["list", "tuple", "dict"])
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        [R(2), 1.5, (R(3), {"a": 0.5})],
+        (R(2), [0.1, R(1, 2)]),
+        {"p": R(2), "q": [0.2, (R(2),)]},
+    ],
+    ids=["list", "tuple", "dict"],
+)
 def test_vjp_of_identity_like_function(x, ag, np):
     # f returns a container built from the input's elements; its VJP must return a fresh
     # container of the input's structure and never alias or modify the cotangent given.
@@ -300,7 +313,7 @@ def test_gradient_of_shared_cotangent_is_not_aliased(kind, ag, np):
     assert not onp.shares_memory(g[keys[0]], u)
     assert onp.array_equal(u, u_copy)
     first = g[keys[0]]
-    first += 1.0                            # the caller may write into its gradient
+    first += 1.0  # the caller may write into its gradient
     assert onp.array_equal(g[keys[1]], u) and onp.array_equal(u, u_copy)
 
 
@@ -340,8 +353,10 @@ def test_unused_elements_get_zero_gradients(ag, np):
 # ---------------------------------------------------------------------------------------
 # W3 (PERF.md): gradient w.r.t. a list of (W, b) tuples.
 
+
 def test_w3_matches_autograd(ag, np, ref):
     from workloads import make_case
+
     fun, args, argnum = make_case("W3", np)
     fun_ref, args_ref, _ = make_case("W3", ref.np)
     params = args[0]
@@ -356,6 +371,7 @@ def test_w3_matches_autograd(ag, np, ref):
 
 def test_w3_check_grads(ag, np):
     from workloads import make_case
+
     fun, args, argnum = make_case("W3", np)
     small = [(R(3, 4), R(4)), (R(4, 1), R(1))]
     check_grads(fun, small, R(5, 3), R(5, 1), argnums=0, order=2, module=ag)
@@ -364,7 +380,8 @@ def test_w3_check_grads(ag, np):
 # ---------------------------------------------------------------------------------------
 # Forward mode through containers.
 
-@FG_ONLY   # autograd has no JVP for sequence concatenation
+
+@FG_ONLY  # autograd has no JVP for sequence concatenation
 def test_forward_mode_through_containers(ag, np, B):
     def f(x):
         t = B.tuple([x, np.sin(x)]) + (x * 3.0,)
@@ -412,6 +429,7 @@ def test_forward_over_reverse_through_containers(ag, np, B):
 # ---------------------------------------------------------------------------------------
 # SequenceBox / DictBox behaviour under tracing.
 
+
 def test_sequence_box_protocol(ag, np, B):
     seen = {}
 
@@ -420,9 +438,14 @@ def test_sequence_box_protocol(ag, np, B):
         seen["contains"] = x[0] in x
         seen["index"] = x.index(x[0])
         seen["reversed"] = [B.type(v) for v in reversed(x)]
-        seen["isinstance"] = (B.isinstance(x, list), B.isinstance(x, B.list),
-                              isinstance(x, B.list), B.isinstance(x[1], np.ndarray),
-                              B.isinstance(x[1], (int, onp.ndarray)), B.isinstance(x, tuple))
+        seen["isinstance"] = (
+            B.isinstance(x, list),
+            B.isinstance(x, B.list),
+            isinstance(x, B.list),
+            B.isinstance(x[1], np.ndarray),
+            B.isinstance(x[1], (int, onp.ndarray)),
+            B.isinstance(x, tuple),
+        )
         seen["type"] = (B.type(x), B.type(x[1]), B.type(x[0]))
         return np.sum(x[1]) * x[0]
 
@@ -452,9 +475,15 @@ def test_dict_box_protocol(ag, np, B):
 
     d = {"a": R(2), "b": R(3)}
     g = ag.grad(f)(d)
-    assert seen == {"len": 2, "iter": ["a", "b"], "in": (True, False), "keys": ["a", "b"],
-                    "items_keys": ["a", "b"], "get_default": 7.0,
-                    "isinstance": (True, True, dict)}
+    assert seen == {
+        "len": 2,
+        "iter": ["a", "b"],
+        "in": (True, False),
+        "keys": ["a", "b"],
+        "items_keys": ["a", "b"],
+        "get_default": 7.0,
+        "isinstance": (True, True, dict),
+    }
     assert onp.allclose(g["a"], 2.0) and onp.allclose(g["b"], 1.0)
 
 
@@ -465,7 +494,7 @@ def test_isinstance_and_type_on_plain_values(B, np):
     assert B.isinstance(onp.ones(2), onp.ndarray)
     assert B.isinstance(1.0, (int, float)) and not B.isinstance(1.0, (int, str))
     assert B.type(onp.ones(2)) is onp.ndarray and B.type(1.0) is float
-    assert B.type("C", (), {}).__name__ == "C"     # three-argument form still makes classes
+    assert B.type("C", (), {}).__name__ == "C"  # three-argument form still makes classes
     # the constructors return plain builtins for plain values
     assert type(B.list([1.0, 2.0])) is list and B.list((1.0, 2.0)) == [1.0, 2.0]
     assert type(B.tuple([1.0])) is tuple and B.tuple([1.0]) == (1.0,)
@@ -498,8 +527,8 @@ def test_box_results_of_constructors_are_traced(ag, np, B):
 @FG_ONLY
 def test_sequence_repetition_and_conversions(ag, np, B):
     def f(x):
-        r = x * 2                       # [a, b, a, b]
-        r2 = 3 * x[:1]                  # [a, a, a]
+        r = x * 2  # [a, b, a, b]
+        r2 = 3 * x[:1]  # [a, a, a]
         t = B.tuple(x)
         assert B.type(r) is list and len(r) == 4 and len(r2) == 3
         assert B.type(t) is tuple and B.type(B.list(x)) is list
@@ -516,12 +545,11 @@ def test_sequence_repetition_and_conversions(ag, np, B):
 def test_constructors_trace_nested_plain_containers(ag, np, B):
     # autograd leaves the inner tuple/dict as constants holding boxes (the gradient leaks boxes)
     def f(x):
-        p = B.list([x, (x * 2.0, {"k": x ** 2, "c": 1.0})])
+        p = B.list([x, (x * 2.0, {"k": x**2, "c": 1.0})])
         a, (b, d) = p
         q = B.dict(u=[x, 3.0], v=(b,))
         t = B.tuple([(a, b), [d["k"]]])
-        return (np.sin(a) * b * d["k"] + p[1][1]["k"] ** 2 + q["u"][0] * q["v"][0]
-                + t[0][1] * t[1][0] + d["c"])
+        return np.sin(a) * b * d["k"] + p[1][1]["k"] ** 2 + q["u"][0] * q["v"][0] + t[0][1] * t[1][0] + d["c"]
 
     x = 0.7
     expected = 6 * x**2 * onp.sin(x) + 2 * x**3 * onp.cos(x) + 4 * x**3 + 4 * x + 6 * x**2
@@ -534,7 +562,7 @@ def test_constructors_trace_nested_plain_containers(ag, np, B):
 def test_sequence_concat_type_errors(ag, np):
     def f(x):
         with pytest.raises(TypeError):
-            x + (1.0,)                  # list + tuple, like the builtin
+            x + (1.0,)  # list + tuple, like the builtin
         with pytest.raises(TypeError):
             (1.0,) + x
         return np.sum(x[0])
@@ -545,14 +573,15 @@ def test_sequence_concat_type_errors(ag, np):
 # ---------------------------------------------------------------------------------------
 # Vector spaces of containers.
 
+
 def test_container_vspaces(ag):
     core = import_target("core")
     x = [R(2), (0.5, {"a": R(3), "b": R(1, 2)})]
     vs = core.vspace(x)
     assert vs.size == 2 + 1 + 3 + 2
     assert vs == core.vspace(_fresh(x))
-    assert vs != core.vspace([R(2), [0.5, {"a": R(3), "b": R(1, 2)}]])   # tuple vs list inside
-    assert vs != core.vspace([R(3), (0.5, {"a": R(3), "b": R(1, 2)})])   # shape differs
+    assert vs != core.vspace([R(2), [0.5, {"a": R(3), "b": R(1, 2)}]])  # tuple vs list inside
+    assert vs != core.vspace([R(3), (0.5, {"a": R(3), "b": R(1, 2)})])  # shape differs
     z = vs.zeros()
     assert_same_structure(x, z)
     assert all(onp.all(onp.asarray(v) == 0) for v in tree_leaves(z))
@@ -567,9 +596,10 @@ def test_container_vspaces(ag):
     s = vs.add(x, y)
     assert_same_structure(x, s)
     assert max_relative_error(s, tree_map(lambda a, b: a + b, x, y)) < 1e-15
-    assert onp.isclose(vs.inner_prod(x, y),
-                       sum(onp.sum(onp.asarray(a) * onp.asarray(b))
-                           for a, b in zip(tree_leaves(x), tree_leaves(y))))
+    assert onp.isclose(
+        vs.inner_prod(x, y),
+        sum(onp.sum(onp.asarray(a) * onp.asarray(b)) for a, b in zip(tree_leaves(x), tree_leaves(y))),
+    )
     m = vs.scalar_mul(x, 3.0)
     assert max_relative_error(m, tree_map(lambda a: 3.0 * onp.asarray(a), x)) < 1e-15
     assert_tree_identical(x, x_copy)
@@ -579,11 +609,11 @@ def test_container_vspaces(ag):
 @pytest.mark.parametrize("x", [[], (), {}], ids=["list", "tuple", "dict"])
 def test_empty_containers(x, ag, np):
     z = R(2)
-    g = ag.grad(lambda y, z: np.sum(z ** 2) * (len(y) + 1), 1)(x, z)
+    g = ag.grad(lambda y, z: np.sum(z**2) * (len(y) + 1), 1)(x, z)
     assert onp.allclose(g, 2 * z)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")       # the output does not depend on the input
-        g0 = ag.grad(lambda y, z: np.sum(z ** 2) * (len(y) + 1), 0)(x, z)
+        warnings.simplefilter("ignore")  # the output does not depend on the input
+        g0 = ag.grad(lambda y, z: np.sum(z**2) * (len(y) + 1), 0)(x, z)
     assert type(g0) is type(x) and len(g0) == 0
     core = import_target("core")
     assert core.vspace(x).size == 0
@@ -598,11 +628,11 @@ Pair = collections.namedtuple("Pair", ["w", "b"])
 
 @FG_ONLY
 def test_namedtuple_input_output(ag, np, B):
-    B.register_container_type(Pair)   # (automatic once the engine looks up base types)
+    B.register_container_type(Pair)  # (automatic once the engine looks up base types)
 
     def f(p):
         assert B.isinstance(p, Pair) and p._fields == ("w", "b")
-        q = p + (3.0,)                 # namedtuple + tuple -> plain tuple, like the builtin
+        q = p + (3.0,)  # namedtuple + tuple -> plain tuple, like the builtin
         return np.sum(p.w * p[1]) * q[2] + np.sum(q[0])
 
     x = Pair(R(3), R(3))
@@ -635,15 +665,16 @@ def test_ordereddict_input(ag, np):
 @FG_ONLY
 def test_nested_namedtuple_and_ordereddict(ag, np, B):
     B.register_container_type(Pair)
-    x = [collections.OrderedDict([("l1", Pair(R(2), 0.5)),
-                                  ("l2", (R(2), (R(2), Pair(R(1), 1.5))))]),
-         Pair({"u": R(3)}, [0.25, R(2)])]
+    x = [
+        collections.OrderedDict([("l1", Pair(R(2), 0.5)), ("l2", (R(2), (R(2), Pair(R(1), 1.5))))]),
+        Pair({"u": R(3)}, [0.25, R(2)]),
+    ]
 
     def f(y):
         od, p = y
         l1 = od["l1"]
         a, (b, q) = od["l2"]
-        total = np.sum(l1.w ** 2) * l1.b + np.sum(a * b) * q.b + np.sum(q.w)
+        total = np.sum(l1.w**2) * l1.b + np.sum(a * b) * q.b + np.sum(q.w)
         for v in od.values():
             total = total + np.sum(v[0])
         return total + np.sum(p.w["u"]) * p.b[0] + np.sum(p[1][1] ** 3) + y[0]["l2"][1][1].b
@@ -677,8 +708,8 @@ def test_linalg_result_named_tuples(ag, np):
 
     def f(a):
         res = np.linalg.eigh(a)
-        w, v = res                               # unpacking
-        return np.sum(res.eigenvalues ** 2) + np.sum(res[0]) + np.sum(w * 0.5)
+        w, v = res  # unpacking
+        return np.sum(res.eigenvalues**2) + np.sum(res[0]) + np.sum(w * 0.5)
 
     # numpy's eigh reads only the lower triangle, so the exact gradient (autograd's too)
     # lives there: the off-diagonal part of E = 2A + 1.5I appears twice in the lower triangle
@@ -692,12 +723,12 @@ def test_linalg_result_named_tuples(ag, np):
 # leaf (each array on a root of its own, element reads record nothing).  Same cases, with
 # every float made a 0-d array, so that path runs; it must give what the general one gives.
 
+
 def _floats_as_arrays(x):
     return tree_map(lambda v: onp.array(v) if isinstance(v, float) else v, x)
 
 
-ARRAY_CASES = [(name, fun, _floats_as_arrays(x)) for name, fun, x in CASES
-               if isinstance(x, (list, tuple, dict))]
+ARRAY_CASES = [(name, fun, _floats_as_arrays(x)) for name, fun, x in CASES if isinstance(x, (list, tuple, dict))]
 ARRAY_IDS = [c[0] for c in ARRAY_CASES]
 
 
@@ -729,26 +760,25 @@ def _same_gradient_leaf(a, b, path):
 
 SPLIT_EXTRA_CASES = [
     # whole-container uses: the container's own root receives a cotangent too
-    ("stacked_whole", lambda B, np, x: np.sum(np.array(x) ** 2) + np.sum(x[0] * x[2]),
-     [R(3), R(3), R(3)]),
-    ("slice_and_index", lambda B, np, x: np.sum(x[1:][0] * x[0]) + np.sum(x[-1][1] ** 3),
-     [R(2), R(2), (R(2), R(2))]),
-    ("concat_whole", lambda B, np, x: np.sum((x + [x[0]])[2] * x[0]) + np.sum(B.list(x)[1]),
-     [R(2), R(2)]),
+    ("stacked_whole", lambda B, np, x: np.sum(np.array(x) ** 2) + np.sum(x[0] * x[2]), [R(3), R(3), R(3)]),
+    ("slice_and_index", lambda B, np, x: np.sum(x[1:][0] * x[0]) + np.sum(x[-1][1] ** 3), [R(2), R(2), (R(2), R(2))]),
+    ("concat_whole", lambda B, np, x: np.sum((x + [x[0]])[2] * x[0]) + np.sum(B.list(x)[1]), [R(2), R(2)]),
     # the same array object at two positions: two independent gradient entries
-    ("same_object_twice", lambda B, np, x: np.sum(x[0] * 3.0) + np.sum(x[1] ** 2),
-     [onp.linspace(0.1, 1.0, 4)] * 2),
-    ("unused_and_nested_dict", lambda B, np, x: np.sum(x["a"]["w"] @ x["a"]["v"]),
-     {"a": {"w": R(2, 3), "v": R(3), "unused": R(2)}, "b": (R(1),)}),
+    ("same_object_twice", lambda B, np, x: np.sum(x[0] * 3.0) + np.sum(x[1] ** 2), [onp.linspace(0.1, 1.0, 4)] * 2),
+    (
+        "unused_and_nested_dict",
+        lambda B, np, x: np.sum(x["a"]["w"] @ x["a"]["v"]),
+        {"a": {"w": R(2, 3), "v": R(3), "unused": R(2)}, "b": (R(1),)},
+    ),
     ("zero_d_leaves", lambda B, np, x: x[0] * x[1] + np.sin(x[0]), (onp.array(0.3), onp.array(2.0))),
 ]
 
 
 @FG_ONLY
-@pytest.mark.parametrize("name,fun,x", ARRAY_CASES + SPLIT_EXTRA_CASES,
-                         ids=ARRAY_IDS + [c[0] for c in SPLIT_EXTRA_CASES])
-def test_leaf_by_leaf_tracing_gives_the_general_paths_gradient(name, fun, x, ag, np, B,
-                                                               monkeypatch):
+@pytest.mark.parametrize(
+    "name,fun,x", ARRAY_CASES + SPLIT_EXTRA_CASES, ids=ARRAY_IDS + [c[0] for c in SPLIT_EXTRA_CASES]
+)
+def test_leaf_by_leaf_tracing_gives_the_general_paths_gradient(name, fun, x, ag, np, B, monkeypatch):
     f = _bind(fun, B, np)
     taken = []
     hook = _split_hook()
@@ -761,7 +791,7 @@ def test_leaf_by_leaf_tracing_gives_the_general_paths_gradient(name, fun, x, ag,
     monkeypatch.setattr(import_target("core"), "_split_make_vjp", spy)
     x_in, snapshot = _fresh(x), _fresh(x)
     v, g = ag.value_and_grad(f)(x_in)
-    assert taken == [True]                       # the leaf-by-leaf path ran
+    assert taken == [True]  # the leaf-by-leaf path ran
     monkeypatch.setattr(import_target("core"), "_split_make_vjp", None)
     v_general, g_general = ag.value_and_grad(f)(_fresh(x))
     assert v == v_general
@@ -783,8 +813,12 @@ def test_leaf_by_leaf_boxes_look_like_container_boxes(ag, np, B):
 
     def f(p):
         seen["types"] = (type(p).__name__, type(p[0]).__name__, type(p[1]).__name__)
-        seen["boxes"] = (isinstance(p, B.SequenceBox), isinstance(p[1], B.DictBox),
-                         tracer.isbox(p), tracer.getval(p) is x)
+        seen["boxes"] = (
+            isinstance(p, B.SequenceBox),
+            isinstance(p[1], B.DictBox),
+            tracer.isbox(p),
+            tracer.getval(p) is x,
+        )
         seen["len"] = (len(p), len(p[0]), len(p[1]))
         seen["keys"] = (list(p[1]), list(p[1].keys()), p[1].get("missing", "dflt"))
         seen["str"] = str(p)[:21]

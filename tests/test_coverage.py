@@ -12,6 +12,7 @@
 
 The lists are read by scripts/gen_coverage.py too (the notes of docs/coverage.md).
 """
+
 import importlib.util
 from pathlib import Path
 
@@ -28,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 NOT_DIFFERENTIABLE = {
     "numpy": {
         "arange": "a range of constants: its length changes discretely with the arguments "
-                  "(use linspace, which has rules, for a differentiable grid)",
+        "(use linspace, which has rules, for a differentiable grid)",
         "empty": "uninitialised array of a given shape: depends on no value",
         "zeros": "constant array of a given shape",
         "ones": "constant array of a given shape",
@@ -41,7 +42,7 @@ NOT_DIFFERENTIABLE = {
         "hanning": "window of integer length M: no float argument",
         "fromfunction": "calls the function on integer index grids: no array input",
         "fromiter": "consumes a Python iterator into a new buffer (build traced arrays "
-                    "with np.array of a list instead)",
+        "with np.array of a list instead)",
         "frompyfunc": "returns a NumPy ufunc object (object dtype), not an array",
         "from_dlpack": "imports another library's buffer (I/O)",
         "asmatrix": "returns np.matrix, a deprecated ndarray subclass that is not traced",
@@ -57,8 +58,7 @@ NOT_DIFFERENTIABLE = {
 KNOWN_GAPS = {
     "numpy": {
         "meshgrid": "coordinate grids are broadcasts of the inputs (linear); no rule yet",
-        "geomspace": "start * (stop/start)**t is smooth in start and stop; no rule yet "
-                     "(logspace has one)",
+        "geomspace": "start * (stop/start)**t is smooth in start and stop; no rule yet (logspace has one)",
         "insert": "linear in arr and values (an index scatter); no rule yet",
         "vander": "powers of x: smooth; no rule yet",
         "i0": "smooth (derivative i1); the rule exists only in fastgrad.scipy.special.i0",
@@ -77,7 +77,7 @@ KNOWN_GAPS = {
         "roots": "eigenvalues of the companion matrix (simple roots are smooth); no rule yet",
         "piecewise": "the value is a where() of the functions' values; no rule yet",
         "apply_over_axes": "could trace by calling the function on the traced array, as "
-                           "apply_along_axis does; not implemented",
+        "apply_along_axis does; not implemented",
         "histogram": "counts are linear in weights (edges smooth in min/max of a); no rule yet",
         "histogram2d": "counts are linear in weights; no rule yet",
         "histogramdd": "counts are linear in weights; no rule yet",
@@ -89,8 +89,7 @@ KNOWN_GAPS = {
 
 
 def _load_generator():
-    spec = importlib.util.spec_from_file_location("_fastgrad_gen_coverage",
-                                                  REPO / "scripts" / "gen_coverage.py")
+    spec = importlib.util.spec_from_file_location("_fastgrad_gen_coverage", REPO / "scripts" / "gen_coverage.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -104,6 +103,7 @@ def gen():
 @pytest.fixture(scope="module")
 def this_module():
     import sys
+
     return sys.modules[__name__]
 
 
@@ -119,14 +119,15 @@ def _classified(gen, this_module):
 # ---------------------------------------------------------------------------------------
 # 1. every public callable is accounted for
 
+
 def test_every_public_callable_is_accounted_for(gen, this_module):
     classified = _classified(gen, this_module)
     unknown = ["%s.%s" % (s, n) for s, n, _, k in classified if k == "unknown"]
     partial = ["%s.%s" % (s, n) for s, n, _, k in classified if k == "partial"]
     assert not unknown, (
         "functions with no rule and no review (give them a VJP and a JVP, or register them "
-        "non-differentiable, or add them to NOT_DIFFERENTIABLE / KNOWN_GAPS with a reason): "
-        + ", ".join(unknown))
+        "non-differentiable, or add them to NOT_DIFFERENTIABLE / KNOWN_GAPS with a reason): " + ", ".join(unknown)
+    )
     assert not partial, "primitives with only one of VJP / JVP: " + ", ".join(partial)
     # sanity: the walk really saw the namespaces
     kinds = [k for _, _, _, k in classified]
@@ -148,8 +149,7 @@ def test_reviewed_lists_are_current(gen, this_module):
                     if hasattr(dict((s, n) for s, _, n in gen.SECTIONS)[section], name):
                         stale.append("%s.%s (missing from fastgrad)" % (section, name))
                     continue
-                if gen.is_notrace(obj) or (obj in gen.primitive_vjps
-                                           and obj in gen.primitive_jvps):
+                if gen.is_notrace(obj) or (obj in gen.primitive_vjps and obj in gen.primitive_jvps):
                     stale.append("%s.%s (now has rules or is constant)" % (section, name))
     both = set(NOT_DIFFERENTIABLE["numpy"]) & set(KNOWN_GAPS["numpy"])
     assert not both, both
@@ -160,15 +160,16 @@ def test_constant_functions_return_plain_values(gen):
     """The constant category is real: a sample of them, called on a box, records nothing."""
     from fastgrad.core import make_vjp
     import fastgrad.numpy as np
+
     seen = []
 
     def f(x):
-        for fun in (np.sign, np.floor, np.argmax, np.isfinite, np.signbit, np.shape,
-                    np.zeros_like, np.heaviside):
+        for fun in (np.sign, np.floor, np.argmax, np.isfinite, np.signbit, np.shape, np.zeros_like, np.heaviside):
             args = (x, 0.5) if fun is np.heaviside else (x,)
             r = fun(*args)
             seen.append(type(r).__module__.split(".")[0])
         return np.sum(x * 2.0)
+
     vjp, _ = make_vjp(f, onp.array([0.5, -1.5]))
     assert set(seen) <= {"numpy", "builtins"}, seen
     assert onp.allclose(vjp(1.0), [2.0, 2.0])
@@ -178,14 +179,17 @@ def test_in_place_functions_refuse_traced_values(gen):
     import fastgrad.numpy as np
     from fastgrad.core import make_vjp
     from fastgrad.numpy import numpy_wrapper
-    calls = {"copyto": lambda x: np.copyto(onp.zeros(2), x),
-             "put": lambda x: np.put(x, [0], [1.0]),
-             "putmask": lambda x: np.putmask(x, onp.array([True, False]), 1.0),
-             "place": lambda x: np.place(x, onp.array([True, False]), [1.0]),
-             "put_along_axis": lambda x: np.put_along_axis(x, onp.array([0]), 1.0, 0),
-             "fill_diagonal": lambda x: np.fill_diagonal(np.reshape(x, (1, 2)), 1.0)}
+
+    calls = {
+        "copyto": lambda x: np.copyto(onp.zeros(2), x),
+        "put": lambda x: np.put(x, [0], [1.0]),
+        "putmask": lambda x: np.putmask(x, onp.array([True, False]), 1.0),
+        "place": lambda x: np.place(x, onp.array([True, False]), [1.0]),
+        "put_along_axis": lambda x: np.put_along_axis(x, onp.array([0]), 1.0, 0),
+        "fill_diagonal": lambda x: np.fill_diagonal(np.reshape(x, (1, 2)), 1.0),
+    }
     assert set(calls) == set(numpy_wrapper.MUTATING_NAMES)
-    for name, call in calls.items():
+    for call in calls.values():
         with pytest.raises(TypeError, match="in place"):
             make_vjp(call, onp.array([1.0, 2.0]))
 
@@ -200,23 +204,31 @@ def test_composites_record_primitives_with_rules(gen):
             try:
                 prim = gen.internal(attr)
             except AttributeError:
-                prim = getattr(module, attr, None) or getattr(
-                    {s: m for s, m, _ in gen.SECTIONS}["numpy"], attr)
+                prim = getattr(module, attr, None) or getattr({s: m for s, m, _ in gen.SECTIONS}["numpy"], attr)
             assert prim in gen.primitive_vjps and prim in gen.primitive_jvps, (name, attr)
 
 
 def test_internal_primitives_have_both_rules(gen):
     prims = gen.internal_primitives()
     names = {a for a, _, _ in prims}
-    assert {"getitem", "untake", "where3", "concatenate_args", "stack_args",
-            "array_from_args", "astype_method", "multi_dot_args", "lstsq_parts"} <= names
-    missing = [a for a, _, p in prims
-               if p not in gen.primitive_vjps or p not in gen.primitive_jvps]
+    assert {
+        "getitem",
+        "untake",
+        "where3",
+        "concatenate_args",
+        "stack_args",
+        "array_from_args",
+        "astype_method",
+        "multi_dot_args",
+        "lstsq_parts",
+    } <= names
+    missing = [a for a, _, p in prims if p not in gen.primitive_vjps or p not in gen.primitive_jvps]
     assert not missing, missing
 
 
 # ---------------------------------------------------------------------------------------
 # 2. the SPEC §5 lists: zero gaps
+
 
 @pytest.mark.parametrize("which", ["SPEC_AUTOGRAD", "SPEC_BEYOND"])
 def test_spec_lists_have_both_rules(gen, which):
@@ -236,16 +248,18 @@ def test_covers_reads_argument_tables(gen):
     """The registry reader is not vacuous: it sees missing and zero arguments."""
     import fastgrad.numpy as np
     from fastgrad.numpy import numpy_wrapper
+
     assert gen.covers(gen.primitive_vjps, np.add, (0, 1))
-    assert not gen.covers(gen.primitive_vjps, numpy_wrapper.where3, (0,))   # the condition
+    assert not gen.covers(gen.primitive_vjps, numpy_wrapper.where3, (0,))  # the condition
     assert gen.covers(gen.primitive_vjps, numpy_wrapper.where3, (1, 2))
-    assert not gen.covers(gen.primitive_vjps, np.full, (0,))                # the shape
+    assert not gen.covers(gen.primitive_vjps, np.full, (0,))  # the shape
     assert not gen.covers(gen.primitive_vjps, np.meshgrid, None)
     assert gen.rule_args(gen.primitive_vjps, np.einsum) == "all"
 
 
 # ---------------------------------------------------------------------------------------
 # 3. docs/coverage.md is current
+
 
 def test_coverage_doc_is_up_to_date(gen, this_module):
     doc = REPO / "docs" / "coverage.md"
@@ -254,6 +268,5 @@ def test_coverage_doc_is_up_to_date(gen, this_module):
     if marker not in current:
         pytest.skip("docs/coverage.md was generated with another NumPy version")
     expected = gen.render(this_module)
-    assert current == expected, (
-        "docs/coverage.md is out of date: run `python scripts/gen_coverage.py`")
+    assert current == expected, "docs/coverage.md is out of date: run `python scripts/gen_coverage.py`"
     assert "**0 gaps**" in expected

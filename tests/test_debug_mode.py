@@ -1,4 +1,5 @@
 """Debug mode: a mutated saved array and a NaN-producing backward are reported by name."""
+
 import subprocess
 import sys
 
@@ -21,7 +22,7 @@ def debug():
 def test_mutated_captured_array_is_reported(debug):
     W = onp.arange(3.0)
     vjp, _ = make_vjp(lambda x: np.sum(np.sin(x) * W))(onp.ones(3))
-    W[1] = 100.0   # changed between the forward and the backward pass
+    W[1] = 100.0  # changed between the forward and the backward pass
     with pytest.raises(RuntimeError, match=r"argument 1 of multiply.* modified in place"):
         vjp(1.0)
 
@@ -34,6 +35,7 @@ def test_mutated_input_value_is_reported(debug):
         y = np.exp(x)
         saved["y"] = y._value
         return np.sum(y * y)
+
     vjp, _ = make_vjp(f)(x)
     saved["y"][0] = -1.0
     with pytest.raises(RuntimeError, match="modified in place"):
@@ -44,6 +46,7 @@ def test_nan_producing_backward_is_named(debug):
     @primitive
     def fragile(x):
         return x * 2.0
+
     defvjp(fragile, lambda ans, x: lambda g: g * onp.nan)
     with pytest.raises(FloatingPointError, match=r"backward pass of fragile produced nan or inf.*argument 0"):
         grad(lambda x: np.sum(fragile(x)))(onp.ones(2))
@@ -55,10 +58,12 @@ def test_sqrt_at_zero_is_flagged_and_a_nan_input_is_told_apart(debug):
             grad(lambda x: np.sum(np.sqrt(x)))(onp.array([0.0, 1.0]))
     with pytest.raises(FloatingPointError, match=r"of multiply.*already contained nan or inf"):
         grad(lambda x: np.sum(x * x))(onp.array([onp.nan, 1.0]))
+
     # the first rule to produce a NaN is the one named, not the ones before it in the pass
     @primitive
     def poison(x):
         return x
+
     defvjp(poison, lambda ans, x: lambda g: g * onp.nan)
     with pytest.raises(FloatingPointError, match="backward pass of poison"):
         grad(lambda x: np.sum(np.sin(poison(x))))(onp.ones(2))
@@ -77,15 +82,21 @@ def test_without_debug_the_mutation_goes_unnoticed():
     W = onp.arange(3.0)
     vjp, _ = make_vjp(lambda x: np.sum(x * W))(onp.ones(3))
     W[1] = 100.0
-    onp.testing.assert_array_equal(vjp(1.0), W)   # silently uses the new W: what debug mode is for
+    onp.testing.assert_array_equal(vjp(1.0), W)  # silently uses the new W: what debug mode is for
 
 
 def test_environment_variable_turns_it_on():
-    code = ("import fastgrad, fastgrad.numpy as np, numpy as onp\n"
-            "W = onp.ones(2)\n"
-            "vjp, _ = fastgrad.make_vjp(lambda x: np.sum(x * W))(onp.ones(2))\n"
-            "W[0] = 5.0\n"
-            "try:\n    vjp(1.0)\nexcept RuntimeError as e:\n    print('caught', 'modified in place' in str(e))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**__import__("os").environ, "FASTGRAD_DEBUG": "1"})
+    code = (
+        "import fastgrad, fastgrad.numpy as np, numpy as onp\n"
+        "W = onp.ones(2)\n"
+        "vjp, _ = fastgrad.make_vjp(lambda x: np.sum(x * W))(onp.ones(2))\n"
+        "W[0] = 5.0\n"
+        "try:\n    vjp(1.0)\nexcept RuntimeError as e:\n    print('caught', 'modified in place' in str(e))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "FASTGRAD_DEBUG": "1"},
+    )
     assert out.stdout.strip() == "caught True", out.stderr

@@ -14,6 +14,7 @@ A few names are implemented in the compiled engine (``fastgrad._core``, and its 
 re-exports them (``fastgrad.tracer`` or ``fastgrad.core``): ENGINE_NAMES says which, and
 the test requires an example line there that uses the name.
 """
+
 import ast
 import collections.abc
 import contextlib
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.fastgrad_only
 
 def _module(name):
     importlib.import_module(name)
-    return sys.modules[name]   # (fastgrad.misc.flatten the attribute is the function)
+    return sys.modules[name]  # (fastgrad.misc.flatten the attribute is the function)
 
 
 def _exported(name):
@@ -52,26 +53,70 @@ def _has_scipy():
 
 # SPEC §2: the top-level functions and classes (not COMPILED / __version__), beyond those
 # of differential_operators.
-TOP_LEVEL = ["dict", "list", "tuple", "isinstance", "type", "primitive", "stop_gradient",
-             "install_as_autograd", "set_debug", "recompute"]
+TOP_LEVEL = [
+    "dict",
+    "list",
+    "tuple",
+    "isinstance",
+    "type",
+    "primitive",
+    "stop_gradient",
+    "install_as_autograd",
+    "set_debug",
+    "recompute",
+]
 # SPEC §3 (plus defvjp_direct, fastgrad's fast rule form); the registries primitive_vjps,
 # primitive_jvps and sparse_object_types are data, not functions.
-CORE = ["make_vjp", "make_jvp", "backward_pass", "VJPNode", "JVPNode", "defvjp",
-        "defvjp_argnum", "defvjp_argnums", "defvjp_direct", "defjvp", "defjvp_argnum",
-        "defjvp_argnums", "def_linear", "translate_vjp", "translate_jvp", "add_outgrads",
-        "sum_outgrads", "sparse_add", "VSpace", "vspace", "SparseBox", "SparseObject",
-        "identity_vjp", "identity_jvp", "primitive", "Box", "Node", "getval", "isbox",
-        "toposort", "trace", "func", "subval"]
-TRACER = ["trace", "Node", "primitive", "notrace_primitive", "register_notrace", "Box",
-          "new_box", "isbox", "getval"]
+CORE = [
+    "make_vjp",
+    "make_jvp",
+    "backward_pass",
+    "VJPNode",
+    "JVPNode",
+    "defvjp",
+    "defvjp_argnum",
+    "defvjp_argnums",
+    "defvjp_direct",
+    "defjvp",
+    "defjvp_argnum",
+    "defjvp_argnums",
+    "def_linear",
+    "translate_vjp",
+    "translate_jvp",
+    "add_outgrads",
+    "sum_outgrads",
+    "sparse_add",
+    "VSpace",
+    "vspace",
+    "SparseBox",
+    "SparseObject",
+    "identity_vjp",
+    "identity_jvp",
+    "primitive",
+    "Box",
+    "Node",
+    "getval",
+    "isbox",
+    "toposort",
+    "trace",
+    "func",
+    "subval",
+]
+TRACER = ["trace", "Node", "primitive", "notrace_primitive", "register_notrace", "Box", "new_box", "isbox", "getval"]
 UTIL = ["subvals", "subval", "func", "toposort", "quick_grad_check"]
 WRAP_UTIL = ["unary_to_nary", "wraps", "wrap_nary_f", "get_name", "get_doc"]
-TEST_UTIL = ["check_grads", "check_vjp", "check_jvp", "check_equivalent", "combo_check",
-             "make_numerical_jvp", "scalar_close"]
+TEST_UTIL = [
+    "check_grads",
+    "check_vjp",
+    "check_jvp",
+    "check_equivalent",
+    "combo_check",
+    "make_numerical_jvp",
+    "scalar_close",
+]
 
 PUBLIC = {
-    "fastgrad": [n for n in _exported("fastgrad.differential_operators")
-                 if n != "make_jvp_reversemode"] + TOP_LEVEL,
+    "fastgrad": [n for n in _exported("fastgrad.differential_operators") if n != "make_jvp_reversemode"] + TOP_LEVEL,
     "fastgrad.differential_operators": _exported("fastgrad.differential_operators"),
     "fastgrad.extend": _exported("fastgrad.extend"),
     "fastgrad.core": CORE,
@@ -93,10 +138,17 @@ if _has_scipy():
     PUBLIC["fastgrad.scipy.integrate"] = _exported("fastgrad.scipy.integrate")
 
 # Implemented in the engine: the module whose docstring holds their examples.
-ENGINE_NAMES = {"Box": "fastgrad.tracer", "Node": "fastgrad.tracer", "trace": "fastgrad.tracer",
-                "new_box": "fastgrad.tracer", "isbox": "fastgrad.tracer",
-                "getval": "fastgrad.tracer", "register_notrace": "fastgrad.tracer",
-                "VJPNode": "fastgrad.core", "JVPNode": "fastgrad.core"}
+ENGINE_NAMES = {
+    "Box": "fastgrad.tracer",
+    "Node": "fastgrad.tracer",
+    "trace": "fastgrad.tracer",
+    "new_box": "fastgrad.tracer",
+    "isbox": "fastgrad.tracer",
+    "getval": "fastgrad.tracer",
+    "register_notrace": "fastgrad.tracer",
+    "VJPNode": "fastgrad.core",
+    "JVPNode": "fastgrad.core",
+}
 ENGINE_MODULES = ("fastgrad._core", "fastgrad._core_py")
 
 
@@ -127,8 +179,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 @contextlib.contextmanager
 def _example_setup():
     legacy = int(numpy.__version__.split(".")[0]) >= 2
-    with (numpy.printoptions(legacy="1.25") if legacy else contextlib.nullcontext()), \
-            warnings.catch_warnings():
+    with numpy.printoptions(legacy="1.25") if legacy else contextlib.nullcontext(), warnings.catch_warnings():
         warnings.simplefilter("error")
         yield
 
@@ -150,26 +201,27 @@ def run_examples(name, obj):
 
 
 def _example_lines(docstring):
-    return [line.strip() for line in (docstring or "").splitlines()
-            if line.strip().startswith((">>>", "..."))]
+    return [line.strip() for line in (docstring or "").splitlines() if line.strip().startswith((">>>", "..."))]
 
 
 # ---------------------------------------------------------------------------
 # every public object has an example, and its examples work
+
 
 @pytest.mark.parametrize("names,obj", OBJECTS, ids=OBJECT_IDS)
 def test_public_object_has_an_example(names, obj):
     if _is_engine_object(obj):
         short = names[0].rsplit(".", 1)[1]
         assert short in ENGINE_NAMES, (
-            "{} is implemented in the engine: say in ENGINE_NAMES which module's docstring "
-            "holds its example".format(names))
+            "{} is implemented in the engine: say in ENGINE_NAMES which module's docstring holds its example".format(
+                names
+            )
+        )
         doc = _module(ENGINE_NAMES[short]).__doc__
         uses = [line for line in _example_lines(doc) if re.search(r"\b{}\b".format(short), line)]
         assert uses, "no example using {} in the docstring of {}".format(short, ENGINE_NAMES[short])
     else:
-        assert obj.__doc__ and ">>>" in obj.__doc__, "no example in the docstring of {}".format(
-            names)
+        assert obj.__doc__ and ">>>" in obj.__doc__, "no example in the docstring of {}".format(names)
 
 
 # engine objects' examples are in their module's docstring: test_module_examples_run runs them
@@ -183,8 +235,7 @@ def test_examples_run(names, obj):
     assert failed == 0, report
 
 
-MODULES_WITH_EXAMPLES = sorted({m for m in PUBLIC if ">>>" in (_module(m).__doc__ or "")}
-                               | set(ENGINE_NAMES.values()))
+MODULES_WITH_EXAMPLES = sorted({m for m in PUBLIC if ">>>" in (_module(m).__doc__ or "")} | set(ENGINE_NAMES.values()))
 
 
 @pytest.mark.parametrize("module", MODULES_WITH_EXAMPLES)
@@ -228,6 +279,7 @@ def test_the_checker_reports_wrong_output_errors_and_warnings():
         >>> grad(np.exp)(0.0)
         1.0
         """
+
     assert run_examples("wrong", wrong)[:2] == (1, 1)
     assert run_examples("raising", raising)[:2] == (3, 1)
     assert run_examples("warning", warning)[:2] == (2, 1)
@@ -239,16 +291,37 @@ def test_the_checker_reports_wrong_output_errors_and_warnings():
 # ---------------------------------------------------------------------------
 # signatures of the operators
 
-OPERATORS = ["grad", "value_and_grad", "elementwise_grad", "deriv", "jacobian",
-             "holomorphic_grad", "hessian", "make_hvp", "make_vjp", "make_jvp", "grad_and_aux"]
-OTHER_FUNCTIONS = ["grad_named", "hessian_tensor_product", "hessian_vector_product",
-                   "tensor_jacobian_product", "vector_jacobian_product", "make_ggnvp",
-                   "multigrad_dict", "checkpoint", "stop_gradient", "install_as_autograd",
-                   "set_debug"]
+OPERATORS = [
+    "grad",
+    "value_and_grad",
+    "elementwise_grad",
+    "deriv",
+    "jacobian",
+    "holomorphic_grad",
+    "hessian",
+    "make_hvp",
+    "make_vjp",
+    "make_jvp",
+    "grad_and_aux",
+]
+OTHER_FUNCTIONS = [
+    "grad_named",
+    "hessian_tensor_product",
+    "hessian_vector_product",
+    "tensor_jacobian_product",
+    "vector_jacobian_product",
+    "make_ggnvp",
+    "multigrad_dict",
+    "checkpoint",
+    "stop_gradient",
+    "install_as_autograd",
+    "set_debug",
+]
 
 
 def test_grad_signature_shows_fun_and_argnum():
     import fastgrad
+
     signature = inspect.signature(fastgrad.grad)
     assert list(signature.parameters) == ["fun", "argnum"]
     fun, argnum = signature.parameters.values()
@@ -265,6 +338,7 @@ def test_grad_signature_shows_fun_and_argnum():
 @pytest.mark.parametrize("op", OPERATORS + ["make_jvp_reversemode"])
 def test_nary_operator_signature(op):
     from fastgrad import differential_operators
+
     signature = inspect.signature(getattr(differential_operators, op))
     names = list(signature.parameters)
     assert names[:2] == ["fun", "argnum"], names
@@ -275,6 +349,7 @@ def test_nary_operator_signature(op):
 @pytest.mark.parametrize("name", OPERATORS + OTHER_FUNCTIONS)
 def test_public_function_is_annotated(name):
     import fastgrad
+
     signature = inspect.signature(getattr(fastgrad, name))
     missing = [p.name for p in signature.parameters.values() if p.annotation is p.empty]
     assert not missing, "{}: parameters without annotation: {}".format(name, missing)
@@ -287,6 +362,7 @@ def test_unannotated_operator_keeps_the_generic_signature():
     @unary_to_nary
     def twice(fun, x):
         return 2 * fun(x)
+
     assert str(inspect.signature(twice)) == "(fun, argnum=0, *nary_op_args, **nary_op_kwargs)"
     assert twice(lambda a, b: a + b, 1)(1.0, 2.0) == 6.0
 
@@ -315,14 +391,14 @@ def _stub_functions(path):
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             functions[node.name] = node
-        elif (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-              and node.targets[0].id == "__all__"):
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__all__":
             exported = ast.literal_eval(node.value)
     return functions, exported
 
 
 def test_stub_of_differential_operators_matches_the_module():
     from fastgrad import differential_operators as module
+
     stub = Path(module.__file__).with_suffix(".pyi")
     functions, exported = _stub_functions(stub)
     assert exported == module.__all__

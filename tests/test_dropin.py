@@ -4,6 +4,7 @@ same printed output under autograd 1.9.1 and under fastgrad after the switch.
 Each run is a fresh subprocess (the switch changes the import system of its process, and
 must not see the real autograd imported by other tests).
 """
+
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ REPO_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 # Uses autograd, autograd.numpy, autograd.extend, autograd.test_util and autograd.builtins
 # the way user code does; prints values rounded to 8 significant digits (round-off may
 # differ in the last bits) and the text of errors raised on purpose.
-PROGRAM = textwrap.dedent('''
+PROGRAM = textwrap.dedent("""
     import warnings
     import numpy as onp
     import autograd
@@ -148,14 +149,20 @@ PROGRAM = textwrap.dedent('''
         warnings.simplefilter("always")
         show("independent", grad(lambda x: 3.0)(x))
     print("warning", [str(w.message) for w in caught])
-''')
+""")
 
 
 def _run(code, env_extra=None):
     env = dict(os.environ)
     env.update(env_extra or {})
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=os.path.dirname(REPO_SRC))
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=os.path.dirname(REPO_SRC),
+    )
 
 
 def _finish(proc, what):
@@ -168,6 +175,7 @@ def _fastgrad_env():
     # the fastgrad this test process imported (an installed copy carries its compiled
     # engine; the source tree of a non-editable install does not)
     import fastgrad
+
     where = os.path.dirname(os.path.dirname(os.path.abspath(fastgrad.__file__)))
     path = os.environ.get("PYTHONPATH", "")
     return {"PYTHONPATH": where + (os.pathsep + path if path else "")}
@@ -175,9 +183,11 @@ def _fastgrad_env():
 
 def test_program_gives_the_same_output_under_autograd_and_fastgrad():
     pytest.importorskip("autograd")
-    switch = ("import fastgrad\nfastgrad.install_as_autograd()\n"
-              "import sys, autograd, autograd.numpy\n"
-              "assert autograd is sys.modules['fastgrad'] and autograd.numpy is sys.modules['fastgrad.numpy']\n")
+    switch = (
+        "import fastgrad\nfastgrad.install_as_autograd()\n"
+        "import sys, autograd, autograd.numpy\n"
+        "assert autograd is sys.modules['fastgrad'] and autograd.numpy is sys.modules['fastgrad.numpy']\n"
+    )
     reference = _run(PROGRAM)
     ours = _run(switch + PROGRAM, _fastgrad_env())
     expected = _finish(reference, "the program under autograd")
@@ -190,7 +200,7 @@ def test_program_gives_the_same_output_under_autograd_and_fastgrad():
 
 
 def test_modules_are_fastgrad_modules_and_registry_is_shared():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
         import sys, fastgrad
         fastgrad.install_as_autograd()
         import autograd, autograd.numpy as anp, autograd.extend, autograd.core, autograd.builtins
@@ -211,19 +221,19 @@ def test_modules_are_fastgrad_modules_and_registry_is_shared():
         assert fastgrad.core.primitive_vjps.get(twice) is not None
         print(fastgrad.grad(lambda x: twice(x) * x)(3.0))
         fastgrad.install_as_autograd()   # a second call is harmless
-    ''')
+    """)
     out = _finish(_run(code, _fastgrad_env()), "the module check")
     assert float(out.strip()) == 12.0
 
 
 def test_refuses_after_real_autograd_was_imported():
     pytest.importorskip("autograd")
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
         import autograd, fastgrad
         try:
             fastgrad.install_as_autograd()
         except RuntimeError as e:
             print("refused:", e)
-    ''')
+    """)
     out = _finish(_run(code, _fastgrad_env()), "the refusal check")
     assert out.startswith("refused:") and "already" in out

@@ -4,6 +4,7 @@ These tests talk to each engine module directly (not through ``fastgrad._engine`
 run in one process whichever engine fastgrad itself selected.  Values are a private float
 subclass so that the boxes registered here never collide with ``fastgrad.numpy``'s.
 """
+
 import threading
 import weakref
 
@@ -16,12 +17,13 @@ from fastgrad import _core_py
 
 try:
     from fastgrad import _core
-except ImportError:   # the compiled engine is optional unless FASTGRAD_REQUIRE_EXTENSIONS=1
+except ImportError:  # the compiled engine is optional unless FASTGRAD_REQUIRE_EXTENSIONS=1
     _core = None
 
-ENGINES = [pytest.param(_core_py, id="pure"),
-           pytest.param(_core, id="compiled",
-                        marks=pytest.mark.skipif(_core is None, reason="compiled engine not built"))]
+ENGINES = [
+    pytest.param(_core_py, id="pure"),
+    pytest.param(_core, id="compiled", marks=pytest.mark.skipif(_core is None, reason="compiled engine not built")),
+]
 
 
 class Val(float):
@@ -61,21 +63,30 @@ class Kit:
 
         class ValBox(eng.Box):
             __slots__ = ()
+
         ValBox.register(Val)
-        ValSpace.register(ValBox)   # core.vspace knows only the selected engine's boxes
+        ValSpace.register(ValBox)  # core.vspace knows only the selected engine's boxes
         self.ValBox = ValBox
         self.mul = eng.Primitive(lambda a, b: Val(a * b))
         self.add = eng.Primitive(lambda a, b: Val(a + b))
         self.sin = eng.Primitive(lambda x: Val(onp.sin(x)))
         self.cos = eng.Primitive(lambda x: Val(onp.cos(x)))
         vjps = eng.primitive_vjps
-        vjps[self.mul] = eng.VJPRule(self.mul, {0: (eng.DIRECT, lambda g, ans, a, b: self.mul(g, b)),
-                                                1: (eng.DIRECT, lambda g, ans, a, b: self.mul(g, a))})
-        vjps[self.add] = eng.VJPRule(self.add, {0: (eng.DIRECT, lambda g, ans, a, b: g),
-                                                1: (eng.DIRECT, lambda g, ans, a, b: g)})
+        vjps[self.mul] = eng.VJPRule(
+            self.mul,
+            {
+                0: (eng.DIRECT, lambda g, ans, a, b: self.mul(g, b)),
+                1: (eng.DIRECT, lambda g, ans, a, b: self.mul(g, a)),
+            },
+        )
+        vjps[self.add] = eng.VJPRule(
+            self.add, {0: (eng.DIRECT, lambda g, ans, a, b: g), 1: (eng.DIRECT, lambda g, ans, a, b: g)}
+        )
         # sin uses an autograd-style maker, cos the direct form: both kinds must work
         vjps[self.sin] = eng.VJPRule(self.sin, {0: (eng.MAKER, lambda ans, x: lambda g: self.mul(g, self.cos(x)))})
-        vjps[self.cos] = eng.VJPRule(self.cos, {0: (eng.DIRECT, lambda g, ans, x: self.mul(g, self.mul(Val(-1.0), self.sin(x))))})
+        vjps[self.cos] = eng.VJPRule(
+            self.cos, {0: (eng.DIRECT, lambda g, ans, x: self.mul(g, self.mul(Val(-1.0), self.sin(x))))}
+        )
 
     def grad(self, fun, x):
         end_value, end_node = self.eng.trace(self.eng.VJPNode.new_root(), fun, Val(x))
@@ -85,19 +96,21 @@ class Kit:
 @pytest.fixture(params=ENGINES)
 def kit(request):
     yield Kit(request.param)
-    request.param.set_generic_add(core._engine_add)   # give the engine back to fastgrad.core
+    request.param.set_generic_add(core._engine_add)  # give the engine back to fastgrad.core
 
 
 def test_the_switch_reports_the_engine_in_use():
     from fastgrad import _engine
+
     assert fastgrad.COMPILED == (_engine.engine is _core) and _core is not None or not fastgrad.COMPILED
 
 
 def test_both_engines_define_the_same_names():
     if _core is None:
         pytest.skip("compiled engine not built")
-    public = {n for n in dir(_core_py) if not n.startswith("_")
-              and not isinstance(getattr(_core_py, n), type(pytest))}   # modules it imports
+    public = {
+        n for n in dir(_core_py) if not n.startswith("_") and not isinstance(getattr(_core_py, n), type(pytest))
+    }  # modules it imports
     assert public - {"ndarray", "float64"} <= set(dir(_core))
 
 
@@ -109,14 +122,16 @@ def test_first_and_second_derivative(kit):
     def df(x):
         end_value, end_node = kit.eng.trace(kit.eng.VJPNode.new_root(), f, x)
         return kit.eng.backward_pass(Val(1.0), end_node)
+
     assert float(kit.grad(df, x)) == pytest.approx(-onp.sin(x) * x + 2 * onp.cos(x), rel=1e-14)
 
 
 def test_fan_out_and_fan_in_accumulate(kit):
     def f(x):
-        y = kit.mul(x, x)          # x used twice by one primitive
-        z = kit.add(y, x)          # and again by another
+        y = kit.mul(x, x)  # x used twice by one primitive
+        z = kit.add(y, x)  # and again by another
         return kit.add(z, kit.mul(z, Val(3.0)))
+
     x = 1.3
     assert kit.grad(f, x) == pytest.approx(4 * (2 * x + 1), rel=1e-14)
 
@@ -129,8 +144,9 @@ def test_array_cotangents_are_never_mutated_unless_owned(kit):
     eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: shared)})
 
     def f(x):
-        a, b, c = ident(x), ident(x), ident(x)   # three contributions of the same borrowed array
+        a, b, c = ident(x), ident(x), ident(x)  # three contributions of the same borrowed array
         return kit.add(kit.add(a, b), c)
+
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
     result = eng.backward_pass(seed, end_node)
     onp.testing.assert_array_equal(result, onp.full(3, 6.0))
@@ -152,12 +168,14 @@ def test_only_arrays_nobody_else_sees_are_summed_into(kit):
     def keeping_rule(g, ans, x):
         kept.append(onp.full(3, 1.0))
         return kept[-1]
+
     eng.primitive_vjps[keep] = eng.VJPRule(keep, {0: (eng.DIRECT, keeping_rule)})
     fresh = eng.Primitive(lambda x: Val(x))
     eng.primitive_vjps[fresh] = eng.VJPRule(fresh, {0: (eng.DIRECT, lambda g, ans, x: onp.full(3, 4.0))})
 
     def f(x):
         return kit.add(kit.add(kit.add(view(x), keep(x)), fresh(x)), kit.add(view(x), keep(x)))
+
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
     result = eng.backward_pass(onp.ones(3), end_node)
     onp.testing.assert_array_equal(result, onp.full(3, 2.0 + 1.0 + 4.0 + 2.0 + 1.0))
@@ -183,6 +201,7 @@ def test_missing_rule_names_primitive_and_argnum(kit):
 
     def two_args(a, b):
         return Val(a - b)
+
     prim = eng.Primitive(two_args)
     eng.primitive_vjps[prim] = eng.VJPRule(prim, {0: (eng.DIRECT, lambda g, ans, a, b: g)})
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: prim(Val(1.0), x), Val(2.0))
@@ -210,8 +229,7 @@ def test_registry_is_read_when_a_node_is_recorded(kit):
 def test_user_style_vjp_argnums_rule(kit):
     eng = kit.eng
     prim = eng.Primitive(lambda a, b: Val(a * b))
-    eng.primitive_vjps[prim] = lambda argnums, ans, args, kwargs: (
-        lambda g: [g * args[1 - i] for i in argnums])
+    eng.primitive_vjps[prim] = lambda argnums, ans, args, kwargs: lambda g: [g * args[1 - i] for i in argnums]
     assert kit.grad(lambda x: prim(x, x), 3.0) == pytest.approx(6.0)
 
 
@@ -227,7 +245,8 @@ def test_long_chain_needs_no_recursion(kit):
         for _ in range(200_000):
             x = kit.mul(x, Val(1.0000001))
         return x
-    assert kit.grad(chain, 0.5) == pytest.approx(1.0000001 ** 200_000, rel=1e-9)
+
+    assert kit.grad(chain, 0.5) == pytest.approx(1.0000001**200_000, rel=1e-9)
     order = kit.eng.toposort(kit.eng.trace(kit.eng.VJPNode.new_root(), chain, Val(0.5))[1])
     assert len(order) == 200_001
 
@@ -240,6 +259,7 @@ def test_consume_releases_nodes_and_graph_is_freed(kit):
         y = kit.mul(kit.sin(x), x)
         refs.append(weakref.ref(y._node))
         return y
+
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(0.4))
     eng.backward_pass(Val(1.0), end_node, True)
     assert end_node.parents == () or end_node.parents is None
@@ -251,6 +271,7 @@ def test_primitive_behaves_like_a_function(kit):
     def documented(x, y=2.0):
         """Docs of documented."""
         return x * y
+
     documented.extra = 42
     prim = kit.eng.Primitive(documented)
     assert prim.__name__ == "documented" and prim.__doc__ == "Docs of documented."
@@ -261,9 +282,10 @@ def test_primitive_behaves_like_a_function(kit):
 
     class Holder:
         pass
+
     Holder.method = method
     holder = Holder()
-    assert holder.method(1.0) == (holder, 1.0)   # bound like a function stored on a class
+    assert holder.method(1.0) == (holder, 1.0)  # bound like a function stored on a class
     assert Holder.method is method
 
 
@@ -304,6 +326,7 @@ def test_user_box_subclass_with_own_init_is_constructed_through_it(kit):
         def __init__(self, value, trace, node):
             calls.append(value)
             eng.Box.__init__(self, value, trace, node)
+
     TaggedBox.register(Tagged)
     ident = eng.Primitive(lambda x: Tagged(x))
     eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g)})
@@ -322,6 +345,7 @@ def test_node_subclass_passed_to_trace_sees_every_primitive(kit):
 
         def initialize_root(self):
             self.parents = ()
+
     kit.mul.__name__, kit.sin.__name__ = "mul", "sin"
     value, node = eng.trace(RecordingNode.new_root(), lambda x: kit.mul(kit.sin(x), x), Val(0.5))
     assert seen == [("sin", (0,)), ("mul", (0, 1))]
@@ -340,11 +364,13 @@ def test_nested_traces_get_larger_ids_in_every_thread(kit):
         ids.append(x._trace)
         eng.trace(eng.VJPNode.new_root(), inner, x)
         return x
+
     eng.trace(eng.VJPNode.new_root(), outer, Val(1.0))
     assert ids[1] > ids[0]
     results = []
-    threads = [threading.Thread(target=lambda: results.append(kit.grad(lambda x: kit.mul(x, x), 3.0)))
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: results.append(kit.grad(lambda x: kit.mul(x, x), 3.0))) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -354,11 +380,13 @@ def test_nested_traces_get_larger_ids_in_every_thread(kit):
 
 def test_forward_mode_node(kit):
     eng = kit.eng
-    eng.primitive_jvps[kit.mul] = eng.JVPRule(kit.mul, {0: (eng.DIRECT, lambda g, ans, a, b: g * b),
-                                                        1: (eng.DIRECT, lambda g, ans, a, b: g * a)})
-    eng.primitive_jvps[kit.add] = eng.JVPRule(kit.add, {0: (eng.DIRECT, lambda g, ans, a, b: g),
-                                                        1: (eng.DIRECT, lambda g, ans, a, b: g)})
-    scale = eng.Primitive(lambda x, a: Val(x * a))   # linear in x: the SAME rule applies it to g
+    eng.primitive_jvps[kit.mul] = eng.JVPRule(
+        kit.mul, {0: (eng.DIRECT, lambda g, ans, a, b: g * b), 1: (eng.DIRECT, lambda g, ans, a, b: g * a)}
+    )
+    eng.primitive_jvps[kit.add] = eng.JVPRule(
+        kit.add, {0: (eng.DIRECT, lambda g, ans, a, b: g), 1: (eng.DIRECT, lambda g, ans, a, b: g)}
+    )
+    scale = eng.Primitive(lambda x, a: Val(x * a))  # linear in x: the SAME rule applies it to g
     eng.primitive_jvps[scale] = eng.JVPRule(scale, {}, (eng.SAME, None))
     value, node = eng.trace(eng.JVPNode.new_root(2.0), lambda x: scale(x, Val(5.0)), Val(3.0))
     assert value == 15.0 and node.g == 10.0
@@ -379,7 +407,9 @@ def test_engines_agree_on_the_same_program():
             for i in range(50):
                 y = k.add(k.mul(k.sin(y), x), Val(0.01 * i))
             return y
+
         return f
+
     try:
         results = [k.grad(program(k), 0.3) for k in kits]
     finally:
@@ -391,8 +421,7 @@ def test_engines_agree_on_the_same_program():
 def test_nodes_keep_only_what_their_rule_reads(kit):
     eng = kit.eng
     square = eng.Primitive(lambda x: Val(x * x))
-    eng.primitive_vjps[square] = eng.VJPRule(square, {0: (eng.DIRECT, lambda g, ans, x: g * 2 * x)},
-                                             False, True)
+    eng.primitive_vjps[square] = eng.VJPRule(square, {0: (eng.DIRECT, lambda g, ans, x: g * 2 * x)}, False, True)
     exp = eng.Primitive(lambda x: Val(onp.exp(x)))
     eng.primitive_vjps[exp] = eng.VJPRule(exp, {0: (eng.DIRECT, lambda g, ans, x: g * ans)}, True, False)
     nodes = []
@@ -402,6 +431,7 @@ def test_nodes_keep_only_what_their_rule_reads(kit):
         z = exp(y)
         nodes.extend([y._node, z._node])
         return z
+
     value, node = eng.trace(eng.VJPNode.new_root(), f, Val(0.5))
     assert nodes[0].value is None and nodes[0].args == (0.5,)
     assert nodes[1].value == value and nodes[1].args == (None,)
@@ -417,6 +447,7 @@ def test_argnums_tuples_are_shared_per_pattern(kit):
         c = kit.mul(a, b)
         nodes.extend([a._node, b._node, c._node])
         return c
+
     eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
     assert [n.parent_argnums for n in nodes] == [(0,), (1,), (0, 1)]
     many = eng.Primitive(lambda *xs: Val(sum(xs)))
@@ -425,5 +456,6 @@ def test_argnums_tuples_are_shared_per_pattern(kit):
 
     def g(x):
         return many(*nine, x)
+
     value, node = eng.trace(eng.VJPNode.new_root(), g, Val(1.0))
     assert node.parent_argnums == (9,) and eng.backward_pass(1.0, node) == 1.0

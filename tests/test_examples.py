@@ -4,6 +4,7 @@ plot, and its loss goes down; plus a check of what each one computes that could 
 The examples need matplotlib (and scikit-learn or SciPy for some): `pip install
 ".[examples]"`.  Without them the tests skip.  The whole file takes well under a minute.
 """
+
 import importlib.util
 import os
 import subprocess
@@ -14,7 +15,7 @@ import numpy as onp
 import pytest
 
 pytest.importorskip("matplotlib")
-pytestmark = pytest.mark.fastgrad_only   # the examples are fastgrad programs
+pytestmark = pytest.mark.fastgrad_only  # the examples are fastgrad programs
 
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
@@ -55,7 +56,7 @@ def run_small(name, tmp_path):
 def assert_loss_decreased(losses):
     losses = onp.asarray(losses, dtype=float)
     assert len(losses) >= 3 and onp.all(onp.isfinite(losses)), losses
-    k = max(1, len(losses) // 5)            # averages: minibatch losses are noisy
+    k = max(1, len(losses) // 5)  # averages: minibatch losses are noisy
     assert losses[-k:].mean() < losses[:k].mean(), losses
     assert losses[-1] < losses[0], losses
 
@@ -73,13 +74,13 @@ def test_every_example_is_covered():
 def test_logistic_regression(tmp_path):
     result = run_small("logistic_regression", tmp_path)
     assert_loss_decreased(result["losses"])
-    assert result["accuracy"] > 0.6        # two balanced classes: chance is 0.5
+    assert result["accuracy"] > 0.6  # two balanced classes: chance is 0.5
 
 
 def test_mlp_digits(tmp_path):
     result = run_small("mlp_digits", tmp_path)
     assert_loss_decreased(result["losses"])
-    assert result["test_accuracy"] > 0.5   # ten classes: chance is 0.1
+    assert result["test_accuracy"] > 0.5  # ten classes: chance is 0.1
 
 
 def test_gaussian_process(tmp_path):
@@ -87,6 +88,7 @@ def test_gaussian_process(tmp_path):
     assert_loss_decreased(result["losses"])
     # The gradient handed to L-BFGS-B (through cholesky and cho_solve) is the true one.
     from fastgrad import grad
+
     gp = load_example("gaussian_process")
     x, y = gp.make_data(onp.random.RandomState(3), n=12)
 
@@ -94,8 +96,7 @@ def test_gaussian_process(tmp_path):
         return gp.negative_log_marginal_likelihood(theta, x, y)
 
     theta = onp.array([0.2, -0.5, -1.0, 0.3])
-    onp.testing.assert_allclose(grad(nll)(theta), central_difference_grad(nll, theta),
-                                rtol=1e-5, atol=1e-7)
+    onp.testing.assert_allclose(grad(nll)(theta), central_difference_grad(nll, theta), rtol=1e-5, atol=1e-7)
 
 
 def test_black_box_vi(tmp_path):
@@ -111,7 +112,7 @@ def test_neural_ode(tmp_path):
 def test_newton_cg(tmp_path):
     result = run_small("newton_cg", tmp_path)
     assert_loss_decreased(result["losses"])
-    assert result["hvp_error"] < 1e-8      # H v agrees with the Hessian built column by column
+    assert result["hvp_error"] < 1e-8  # H v agrees with the Hessian built column by column
     # Newton-CG uses curvature: after the same number of iterations it is ahead of L-BFGS-B.
     newton, lbfgs = result["losses"], result["lbfgs_losses"]
     same_step = min(len(newton), len(lbfgs)) - 1
@@ -147,9 +148,13 @@ def test_tanh_derivatives(tmp_path):
 def test_example_runs_as_a_script(tmp_path):
     plot = tmp_path / "script.png"
     env = dict(os.environ, MPLBACKEND="Agg")
-    out = subprocess.run([sys.executable, str(EXAMPLES_DIR / "logistic_regression.py"),
-                          "--iters", "5", "--plot", str(plot)],
-                         capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES_DIR / "logistic_regression.py"), "--iters", "5", "--plot", str(plot)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert "final loss" in out.stdout
     assert plot.read_bytes()[:8] == PNG_MAGIC

@@ -4,6 +4,7 @@ type with its own Box and VSpace, a Node subclass passed to ``trace``, the live
 
 Everything user-defined here is defined in this file, the way a user would.
 """
+
 import math
 import warnings
 
@@ -19,10 +20,24 @@ extend = import_target("extend")
 core = import_target("core")
 tracer = import_target("tracer")
 
-EXTEND_NAMES = {"Box", "JVPNode", "SparseObject", "VJPNode", "VSpace", "def_linear", "defjvp",
-                "defjvp_argnum", "defjvp_argnums", "defvjp", "defvjp_argnum",
-                "defvjp_argnums", "notrace_primitive", "primitive", "register_notrace",
-                "vspace"}
+EXTEND_NAMES = {
+    "Box",
+    "JVPNode",
+    "SparseObject",
+    "VJPNode",
+    "VSpace",
+    "def_linear",
+    "defjvp",
+    "defjvp_argnum",
+    "defjvp_argnums",
+    "defvjp",
+    "defvjp_argnum",
+    "defvjp_argnums",
+    "notrace_primitive",
+    "primitive",
+    "register_notrace",
+    "vspace",
+}
 
 
 def test_extend_exports_exactly_the_16_names():
@@ -34,6 +49,7 @@ def test_extend_exports_exactly_the_16_names():
 
 # ---------------------------------------------------------------------------
 # user primitives and rules
+
 
 @extend.primitive
 def softplus(x):
@@ -47,12 +63,12 @@ extend.defvjp(softplus, lambda ans, x: lambda g: g * (0.5 * (anp.tanh(x / 2.0) +
 
 @extend.primitive
 def weighted(x, y, w=1.0):
-    return w * x * y ** 2
+    return w * x * y**2
 
 
-extend.defvjp(weighted,
-              lambda ans, x, y, w=1.0: lambda g: g * w * y ** 2,
-              lambda ans, x, y, w=1.0: lambda g: g * 2.0 * w * x * y)
+extend.defvjp(
+    weighted, lambda ans, x, y, w=1.0: lambda g: g * w * y**2, lambda ans, x, y, w=1.0: lambda g: g * 2.0 * w * x * y
+)
 
 
 @extend.primitive
@@ -68,20 +84,19 @@ def second_only(x, y):
     return onp.floor(x) * onp.sin(y)
 
 
-extend.defvjp(second_only, lambda ans, x, y: lambda g: g * onp.floor(x) * anp.cos(y),
-              argnums=[1])
+extend.defvjp(second_only, lambda ans, x, y: lambda g: g * onp.floor(x) * anp.cos(y), argnums=[1])
 
 
 @extend.primitive
 def poly_argnum(x, y):
-    return x ** 2 * y
+    return x**2 * y
 
 
 def _poly_argnum_maker(argnum, ans, args, kwargs):
     x, y = args
     if argnum == 0:
         return lambda g: g * 2.0 * x * y
-    return lambda g: g * x ** 2
+    return lambda g: g * x**2
 
 
 extend.defvjp_argnum(poly_argnum, _poly_argnum_maker)
@@ -89,12 +104,12 @@ extend.defvjp_argnum(poly_argnum, _poly_argnum_maker)
 
 @extend.primitive
 def poly_argnums(x, y):
-    return x * y ** 3
+    return x * y**3
 
 
 def _poly_argnums_maker(argnums, ans, args, kwargs):
     x, y = args
-    parts = {0: lambda g: g * y ** 3, 1: lambda g: g * 3.0 * x * y ** 2}
+    parts = {0: lambda g: g * y**3, 1: lambda g: g * 3.0 * x * y**2}
     return lambda g: tuple(parts[i](g) for i in argnums)
 
 
@@ -126,9 +141,9 @@ def test_user_primitive_second_order():
 
 def test_defvjp_two_arguments_with_keyword():
     check_grads(lambda x, y: weighted(x, y, w=2.5), XS, YS, order=2, module=ag)
-    f = lambda x, y: anp.sum(weighted(x, y, w=2.5))  # noqa: E731
+    f = lambda x, y: anp.sum(weighted(x, y, w=2.5))
     gx, gy = ag.grad(f, 0)(XS, YS), ag.grad(f, 1)(XS, YS)
-    assert_tree_allclose(gx, 2.5 * YS ** 2, rtol=1e-14)
+    assert_tree_allclose(gx, 2.5 * YS**2, rtol=1e-14)
     assert_tree_allclose(gy, 5.0 * XS * YS, rtol=1e-14)
 
 
@@ -146,25 +161,25 @@ def test_defvjp_argnums_keyword():
 
 def test_defvjp_argnum():
     check_grads(poly_argnum, XS, YS, order=2, module=ag)
-    f = lambda x, y: anp.sum(poly_argnum(x, y))  # noqa: E731
+    f = lambda x, y: anp.sum(poly_argnum(x, y))
     gx, gy = ag.grad(f, 0)(XS, YS), ag.grad(f, 1)(XS, YS)
-    assert_tree_allclose((gx, gy), (2 * XS * YS, XS ** 2), rtol=1e-14)
+    assert_tree_allclose((gx, gy), (2 * XS * YS, XS**2), rtol=1e-14)
 
 
 def test_defvjp_argnums():
     check_grads(poly_argnums, XS, YS, order=2, module=ag)
-    f = lambda x, y: anp.sum(poly_argnums(x, y))  # noqa: E731
+    f = lambda x, y: anp.sum(poly_argnums(x, y))
     gx, gy = ag.grad(f, 0)(XS, YS), ag.grad(f, 1)(XS, YS)
-    assert_tree_allclose((gx, gy), (YS ** 3, 3 * XS * YS ** 2), rtol=1e-14)
+    assert_tree_allclose((gx, gy), (YS**3, 3 * XS * YS**2), rtol=1e-14)
     # both arguments are the same traced value: the contributions add up
     g = ag.grad(lambda x: anp.sum(poly_argnums(x, x)))(XS)
-    assert_tree_allclose(g, 4 * XS ** 3, rtol=1e-14)
+    assert_tree_allclose(g, 4 * XS**3, rtol=1e-14)
 
 
 def test_defvjp_argnums_both_arguments_at_once():
-    f = lambda x, y: anp.sum(poly_argnums(x, y))  # noqa: E731
+    f = lambda x, y: anp.sum(poly_argnums(x, y))
     gx, gy = ag.grad(f, (0, 1))(XS, YS)
-    assert_tree_allclose((gx, gy), (YS ** 3, 3 * XS * YS ** 2), rtol=1e-14)
+    assert_tree_allclose((gx, gy), (YS**3, 3 * XS * YS**2), rtol=1e-14)
 
 
 def test_notrace_primitive_sees_plain_values():
@@ -178,6 +193,7 @@ def test_notrace_primitive_sees_plain_values():
     def f(x):
         mask = peek(x)
         return anp.sum(anp.where(mask, x, 0.0))
+
     g = ag.grad(f)(XS)
     assert seen == [onp.ndarray]
     assert_tree_allclose(g, (XS > 0).astype(float), rtol=0)
@@ -187,6 +203,7 @@ def test_checker_catches_wrong_first_order_rule():
     @extend.primitive
     def bad_sin(x):
         return onp.sin(x)
+
     extend.defvjp(bad_sin, lambda ans, x: lambda g: g * anp.cos(x) * 1.001)
     with pytest.raises(AssertionError, match="VJP check of bad_sin"):
         check_grads(bad_sin, XS, order=1, module=ag)
@@ -196,6 +213,7 @@ def test_checker_catches_wrong_second_order_rule():
     @extend.primitive
     def const_rule_sin(x):
         return onp.sin(x)
+
     # right first derivative, but computed outside the trace: second order is wrong
     extend.defvjp(const_rule_sin, lambda ans, x: lambda g: g * onp.cos(tracer.getval(x)))
     check_grads(const_rule_sin, XS, order=1, module=ag)
@@ -206,11 +224,13 @@ def test_checker_catches_wrong_second_order_rule():
 # ---------------------------------------------------------------------------
 # the live registry
 
+
 def test_popping_and_restoring_a_rule_takes_effect_at_next_call():
     @extend.primitive
     def cube(x):
-        return x ** 3
-    extend.defvjp(cube, lambda ans, x: lambda g: g * 3.0 * x ** 2)
+        return x**3
+
+    extend.defvjp(cube, lambda ans, x: lambda g: g * 3.0 * x**2)
     assert_tree_allclose(ag.grad(cube)(2.0), 12.0, rtol=0)
     saved = core.primitive_vjps.pop(cube)
     try:
@@ -235,6 +255,7 @@ def test_rule_defined_after_first_use():
     @extend.primitive
     def late(x):
         return 2.0 * x
+
     with pytest.raises(NotImplementedError, match="late"):
         ag.grad(late)(1.0)
     extend.defvjp(late, lambda ans, x: lambda g: 2.0 * g)
@@ -243,6 +264,7 @@ def test_rule_defined_after_first_use():
 
 # ---------------------------------------------------------------------------
 # a user value type with its own Box and VSpace
+
 
 class Scalar:
     """A tiny user value type holding one float."""
@@ -324,8 +346,7 @@ def from_float(f):
 
 
 extend.defvjp(s_add, lambda ans, a, b: lambda g: g, lambda ans, a, b: lambda g: g)
-extend.defvjp(s_mul, lambda ans, a, b: lambda g: s_mul(g, b),
-              lambda ans, a, b: lambda g: s_mul(g, a))
+extend.defvjp(s_mul, lambda ans, a, b: lambda g: s_mul(g, b), lambda ans, a, b: lambda g: s_mul(g, a))
 extend.defvjp(s_sin, lambda ans, a: lambda g: s_mul(g, s_cos(a)))
 extend.defvjp(s_cos, lambda ans, a: lambda g: s_neg(s_mul(g, s_sin(a))))
 extend.defvjp(s_neg, lambda ans, a: lambda g: s_neg(g))
@@ -371,6 +392,7 @@ def test_user_box_is_used_while_tracing():
     def f(s):
         seen.append(type(s))
         return to_float(s * s)
+
     ag.grad(f)(Scalar(1.5))
     assert seen == [ScalarBox]
 
@@ -393,6 +415,7 @@ def test_user_type_accumulation_and_value_and_grad():
         for _ in range(5):
             total = total + s * s
         return to_float(total)
+
     val, g = ag.value_and_grad(f)(Scalar(1.5))
     assert abs(val - (1.5 + 5 * 2.25)) < 1e-14
     assert abs(g.v - (1 + 5 * 3.0)) < 1e-14
@@ -421,6 +444,7 @@ def test_user_type_independent_output_gives_zeros():
 
 # ---------------------------------------------------------------------------
 # a Node subclass passed to trace (like autograd's print_trace example)
+
 
 class RecordingNode(tracer.Node):
     """Records every primitive applied during a trace: (name, parent argnums, value)."""

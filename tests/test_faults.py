@@ -7,6 +7,7 @@ again, no backward pass marked as running, no cotangent left pending on a kept g
 and the next ``grad`` in the same thread correct -- also when it reuses a graph whose
 backward pass was interrupted.
 """
+
 import _thread
 import gc
 import contextlib
@@ -45,6 +46,7 @@ def watchdog(seconds, what):
 
     def expired(signum, frame):
         raise Hang("{} (no progress for {} s)".format(what, seconds))
+
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -81,6 +83,7 @@ def gc_was_enabled():
     # hide the same fault in the tests after it: end any pause left over, then switch the
     # collector on.
     from fastgrad._engine import engine
+
     for _ in range(1000):
         if engine.gc_pause_depth() == 0:
             break
@@ -125,6 +128,7 @@ def assert_clean_state():
 # ---------------------------------------------------------------------------------------
 # Exceptions raised in the forward pass
 
+
 def _raise(exc_type):
     raise exc_type("raised on purpose")
 
@@ -138,19 +142,25 @@ def _many_then_raise(x):
 FORWARD_FAULTS = {
     "before-any-primitive": lambda x: _raise(Fault),
     "after-many-primitives": _many_then_raise,
-    "in-numpy": lambda x: np.sum(np.dot(x, onp.ones(3))),          # shape mismatch in NumPy
+    "in-numpy": lambda x: np.sum(np.dot(x, onp.ones(3))),  # shape mismatch in NumPy
     "in-indexing": lambda x: x[10],
     "in-a-nested-grad": lambda x: fastgrad.grad(lambda y: _raise(Fault))(x[0]) * x[1],
     "in-a-container": lambda x: fastgrad.dict(a=x)["b"],
     "non-exception": lambda x: np.sum(x) * _raise(FatalFault),
     "keyboard-interrupt": lambda x: np.sum(np.tanh(x)) * _raise(KeyboardInterrupt),
 }
-EXPECTED = {"in-numpy": ValueError, "in-indexing": IndexError, "in-a-container": KeyError,
-            "non-exception": FatalFault, "keyboard-interrupt": KeyboardInterrupt}
+EXPECTED = {
+    "in-numpy": ValueError,
+    "in-indexing": IndexError,
+    "in-a-container": KeyError,
+    "non-exception": FatalFault,
+    "keyboard-interrupt": KeyboardInterrupt,
+}
 
 
-@pytest.mark.parametrize("op", ["grad", "value_and_grad", "elementwise_grad", "make_vjp",
-                                "jacobian", "hessian", "grad-of-grad", "deriv"])
+@pytest.mark.parametrize(
+    "op", ["grad", "value_and_grad", "elementwise_grad", "make_vjp", "jacobian", "hessian", "grad-of-grad", "deriv"]
+)
 @pytest.mark.parametrize("where", list(FORWARD_FAULTS))
 def test_exception_in_the_forward_pass(where, op):
     f = FORWARD_FAULTS[where]
@@ -183,6 +193,7 @@ def test_exception_in_the_raw_function_of_a_user_primitive():
 # ---------------------------------------------------------------------------------------
 # Exceptions raised by user rules in the backward pass
 
+
 def _make_faulty(kind, exc_type):
     """A user primitive ``3 x`` whose rule, registered in the ``kind`` form, raises
     ``exc_type`` while the returned switch is on."""
@@ -198,10 +209,12 @@ def _make_faulty(kind, exc_type):
         return 3.0 * g
 
     if kind == "maker-raises":
+
         def maker(ans, x):
             if switch["on"]:
                 raise exc_type("maker failed on purpose")
             return lambda g: 3.0 * g
+
         defvjp(triple, maker)
     elif kind == "vjp-raises":
         defvjp(triple, lambda ans, x: grad_of)
@@ -213,11 +226,14 @@ def _make_faulty(kind, exc_type):
         # a buggy rule: the cotangent has the wrong shape, so adding it up fails
         defvjp(triple, lambda ans, x: lambda g: onp.ones(7) if switch["on"] else 3.0 * g)
     elif kind == "nested-grad-raises":
+
         def nested(ans, x):
             def vjp(g):
                 inner = fastgrad.grad(lambda t: np.sum(t * 3.0) + (_raise(exc_type) if switch["on"] else 0.0))
                 return g * inner(x) / onp.size(x) * onp.size(x)
+
             return vjp
+
         defvjp(triple, nested)
     defjvp(triple, lambda g, ans, x: 3.0 * g)
     return triple, switch
@@ -229,9 +245,10 @@ RULE_FAULTS = ["maker-raises", "vjp-raises", "argnum-rule", "argnums-rule", "nes
 def _uses_triple(triple):
     def f(x):
         a = np.sin(x)
-        b = triple(a) * a          # a's cotangent gets contributions before and after the rule
+        b = triple(a) * a  # a's cotangent gets contributions before and after the rule
         c = a * 2.0 + x[[0, 2, 2]].sum()
         return np.sum(b) + np.sum(c * c)
+
     return f
 
 
@@ -273,7 +290,7 @@ def test_failed_backward_pass_over_a_kept_graph_leaves_nothing_pending(kind, exc
     with pytest.raises(ValueError if kind == "wrong-shape" else exc_type):
         vjp(1.0)
     with pytest.raises(ValueError if kind == "wrong-shape" else exc_type):
-        vjp(1.0)   # fails the same way the second time
+        vjp(1.0)  # fails the same way the second time
     switch["on"] = False
     expected = _triple_expected(X0)
     onp.testing.assert_allclose(vjp(1.0), expected, rtol=1e-13)
@@ -295,14 +312,16 @@ def test_rule_failing_inside_the_backward_pass_of_a_graph_in_use():
             if state["depth"] == 0:
                 state["depth"] += 1
                 try:
-                    inner = state["vjp"](onp.ones(4))   # the same graph, re-entered once
+                    inner = state["vjp"](onp.ones(4))  # the same graph, re-entered once
                 finally:
                     state["depth"] -= 1
                 onp.testing.assert_allclose(inner, onp.cos(X0) + 1.0, rtol=1e-14)
                 if state["fail"]:
                     raise Fault("after re-entering")
             return g
+
         return vjp
+
     defvjp(reenter, maker)
     vjp, _ = fastgrad.make_vjp(lambda x: np.sin(reenter(x)) + x)(X0)
     state["vjp"] = vjp
@@ -325,13 +344,16 @@ def test_failed_pass_releases_the_cotangents_it_had_summed():
         def vjp(g):
             seen.append(weakref.ref(g))
             return g
+
         return vjp
+
     defvjp(spy, spy_maker)
     triple, switch = _make_faulty("vjp-raises", Fault)
 
     def f(x):
-        a = spy(np.sin(x) * 1.5)                  # cotangent arrays reach spy's rule first
+        a = spy(np.sin(x) * 1.5)  # cotangent arrays reach spy's rule first
         return np.sum(triple(a * 2.0)) + np.sum(a * a)
+
     vjp, _ = fastgrad.make_vjp(f)(X0)
     try:
         vjp(1.0)
@@ -368,6 +390,7 @@ def test_graph_of_a_failed_trace_is_freed():
 
 # ---------------------------------------------------------------------------------------
 # A KeyboardInterrupt arriving at an arbitrary moment (as Ctrl-C does)
+
 
 @pytest.fixture
 def fast_thread_switching():
@@ -423,7 +446,9 @@ def _long_chain(n, phase, trigger, first_rule_trigger):
             phase["now"] = "backward"
             first_rule_trigger.set()
             return g
+
         return vjp
+
     defvjp(mark, mark_maker)
 
     # NumPy's rules are compiled: a user rule in Python every step gives the backward
@@ -435,7 +460,9 @@ def _long_chain(n, phase, trigger, first_rule_trigger):
     def same_maker(ans, x):
         def vjp(g):
             return g
+
         return vjp
+
     defvjp(same, same_maker)
 
     def f(x):
@@ -444,6 +471,7 @@ def _long_chain(n, phase, trigger, first_rule_trigger):
         for _ in range(n):
             x = np.sin(x) * 1.0001 + same(x) * 0.5
         return np.sum(mark(x))
+
     return f
 
 
@@ -466,11 +494,13 @@ def _engine_reports_its_own_lines():
     if not fastgrad.COMPILED:
         return False
     from fastgrad.tracer import getval
+
     seen = []
 
     def tracer(frame, event, arg):
         seen.append(frame.f_code.co_filename)
         return tracer
+
     previous = sys.gettrace()
     sys.settrace(tracer)
     try:
@@ -487,11 +517,11 @@ def _engine_reports_its_own_lines():
 
 needs_plain_build = pytest.mark.skipif(
     _engine_reports_its_own_lines(),
-    reason="line-tracing debug build of the engine: tracer-injected interrupts conflict "
-           "with Cython's own tracing")
+    reason="line-tracing debug build of the engine: tracer-injected interrupts conflict with Cython's own tracing",
+)
 
 _LOOP_HEADS = {}
-_WRAPPER_CODES = set()   # Python stand-ins for compiled functions (see visible_gc_pause)
+_WRAPPER_CODES = set()  # Python stand-ins for compiled functions (see visible_gc_pause)
 
 
 def _loop_heads(code):
@@ -502,8 +532,7 @@ def _loop_heads(code):
         heads = set()
         for inst in dis.get_instructions(code):
             if inst.opcode in dis.hasjrel or inst.opcode in dis.hasjabs:
-                if isinstance(inst.argval, int) and inst.argval < inst.offset \
-                        and "NO_INTERRUPT" not in inst.opname:
+                if isinstance(inst.argval, int) and inst.argval < inst.offset and "NO_INTERRUPT" not in inst.opname:
                     heads.add(inst.argval)
         _LOOP_HEADS[code] = heads
     return heads
@@ -526,6 +555,7 @@ def _unguardable_moments():
     if fastgrad.COMPILED:
         return {}
     from fastgrad._engine import engine
+
     return {engine.resume_gc.__code__: "call", engine.pause_gc.__code__: "return"}
 
 
@@ -542,7 +572,7 @@ def _interrupt_at(call, trigger, k, where=None):
     -> "finished" (k is past the last moment) or "interrupted"; ``where`` receives a
     description of the moment."""
     count = [0]
-    last_line = {}   # frame -> line of its previous line event
+    last_line = {}  # frame -> line of its previous line event
 
     def hit(frame, label):
         # (not in threading.py: the test's own Event.set must not be broken into; not in
@@ -554,11 +584,14 @@ def _interrupt_at(call, trigger, k, where=None):
         count[0] += 1
         if count[0] == k:
             if where is not None:
-                if frame.f_code in _WRAPPER_CODES:   # describe the moment in the caller
+                if frame.f_code in _WRAPPER_CODES:  # describe the moment in the caller
                     label = "right after {}() returned".format(frame.f_locals["_original"].__name__)
                     frame = frame.f_back
-                where[:] = ["{}:{} in {} ({})".format(frame.f_code.co_filename.rsplit("/", 1)[-1],
-                                                     frame.f_lineno, frame.f_code.co_name, label)]
+                where[:] = [
+                    "{}:{} in {} ({})".format(
+                        frame.f_code.co_filename.rsplit("/", 1)[-1], frame.f_lineno, frame.f_code.co_name, label
+                    )
+                ]
             raise KeyboardInterrupt("injected")
 
     def tracer(frame, event, arg):
@@ -599,12 +632,15 @@ def visible_gc_pause(monkeypatch):
     them returns.  Python wrappers make those moments visible to _interrupt_at (which
     ignores their entry: a compiled function has no such moment)."""
     from fastgrad import differential_operators, _gc
+
     for module in (differential_operators, _gc):
         for name in ("pause_gc", "resume_gc"):
             original = getattr(module, name, None)
             if original is not None and not isinstance(original, types.FunctionType):
+
                 def wrapper(*args, _original=original, **kwargs):
                     return _original(*args, **kwargs)
+
                 _WRAPPER_CODES.add(wrapper.__code__)
                 monkeypatch.setattr(module, name, wrapper)
 
@@ -650,13 +686,12 @@ def test_keyboard_interrupt_at_every_moment_of_a_pass(target, visible_gc_pause):
     def run():
         first_rule.clear()
         if target == "forward":
-            start.set()   # from the very start of grad (the pause of the collector...)
+            start.set()  # from the very start of grad (the pause of the collector...)
         else:
             start.clear()
         fastgrad.grad(f)(x)
 
-    moments = _every_moment(run, start if target == "forward" else first_rule,
-                            lambda: fastgrad.grad(f)(x), expected)
+    moments = _every_moment(run, start if target == "forward" else first_rule, lambda: fastgrad.grad(f)(x), expected)
     assert moments > (2 * n if target == "forward" else n), moments
     assert_clean_state()
 
@@ -671,8 +706,7 @@ OPERATOR_RUNS = {
     "hessian": lambda f, x: onp.sum(fastgrad.hessian(lambda x: np.sum(f(x)))(x), axis=0),
     "checkpoint": lambda f, x: fastgrad.grad(lambda x: np.sum(fastgrad.checkpoint(f)(x)))(x),
     # a list of arrays: fastgrad traces each array from a root of its own
-    "grad-of-param-list": lambda f, x: fastgrad.grad(
-        lambda p: np.sum(f(p[0]) * p[1][0]))([x, (onp.full(3, 2.0),)])[0],
+    "grad-of-param-list": lambda f, x: fastgrad.grad(lambda p: np.sum(f(p[0]) * p[1][0]))([x, (onp.full(3, 2.0),)])[0],
 }
 
 
@@ -686,7 +720,7 @@ def test_keyboard_interrupt_at_every_moment_of_other_operators(op, visible_gc_pa
         return np.sin(x) * x + x[[0, 0, 2]] ** 2
 
     def run():
-        started.set()   # every moment of the operator, from its very start
+        started.set()  # every moment of the operator, from its very start
         try:
             return OPERATOR_RUNS[op](f, x)
         finally:
@@ -761,12 +795,12 @@ def test_real_keyboard_interrupts_from_another_thread(fast_thread_switching):
         start.clear()
         first_rule.clear()
         phase["now"] = None
-        outcome = _interrupted_call(lambda: (fastgrad.grad(f)(x), phase.update(now="done")),
-                                    start, rng.uniform(0.0, 0.8 * total))
+        outcome = _interrupted_call(
+            lambda: (fastgrad.grad(f)(x), phase.update(now="done")), start, rng.uniform(0.0, 0.8 * total)
+        )
         if outcome == "interrupted":
             landed[phase["now"]] += 1
-        _check_after_interrupt(attempt, ["a signal, {}".format(phase["now"])],
-                               lambda: fastgrad.grad(f)(x), expected)
+        _check_after_interrupt(attempt, ["a signal, {}".format(phase["now"])], lambda: fastgrad.grad(f)(x), expected)
         if landed["forward"] >= 3 and landed["backward"] >= 3:
             break
     assert_clean_state()
@@ -776,6 +810,7 @@ def test_real_keyboard_interrupts_from_another_thread(fast_thread_switching):
 
 # ---------------------------------------------------------------------------------------
 # A fault in one thread does not disturb the others
+
 
 def test_fault_in_one_thread_while_others_differentiate():
     errors, done = [], []
@@ -789,15 +824,16 @@ def test_fault_in_one_thread_while_others_differentiate():
                 g = fastgrad.grad(reference)(x)
                 onp.testing.assert_allclose(g, reference_grad(x), rtol=1e-13)
             done.append(k)
-        except BaseException as exc:   # report everything to the main thread
+        except BaseException as exc:  # report everything to the main thread
             errors.append(exc)
 
     def faulty():
         barrier.wait()
         for i in range(200):
             try:
-                fastgrad.grad(lambda x: np.sum(np.sin(x)) * _raise(Fault) if i % 2 else
-                              np.sum(x) * _uses_failing_rule(x))(X0)
+                fastgrad.grad(
+                    lambda x: np.sum(np.sin(x)) * _raise(Fault) if i % 2 else np.sum(x) * _uses_failing_rule(x)
+                )(X0)
             except Fault:
                 pass
             except BaseException as exc:
@@ -824,6 +860,7 @@ def _failing(x):
 def _failing_maker(ans, x):
     def vjp(g):
         raise Fault("a rule fails in the backward pass")
+
     return vjp
 
 

@@ -6,6 +6,7 @@ Every transform with its ``n``/``s`` (cropping and zero-padding), ``axis``/``axe
 gradients against autograd 1.9.1 where autograd has the rule (autograd's real transforms
 are wrong with norm="forward"; it has no hfft / ihfft rules); float32 in, float32 out.
 """
+
 import warnings
 
 import numpy as onp
@@ -27,6 +28,7 @@ def make(kind, seed):
         if kind == "complex":
             x = x + 1j * rs.randn(*shape)
         return x
+
     return M
 
 
@@ -34,6 +36,7 @@ def make(kind, seed):
 _C2C = ("fft", "ifft")
 _C2C_N = ("fft2", "ifft2", "fftn", "ifftn")
 _BOTH = ("real", "complex")
+
 
 def _t(name, *args, **kwargs):
     """``fft.<name>(x, *args, norm=norm, **kwargs)`` on module m."""
@@ -47,28 +50,40 @@ def _tpos(name, n, axis):
 
 CASES = []
 for _name in _C2C:
-    CASES += [(_name, _t(_name), (3, 5), _BOTH),
-              (_name + "_pad_axis0", _tpos(_name, 7, 0), (3, 5), _BOTH),
-              (_name + "_crop", _t(_name, n=3), (3, 5), _BOTH)]
+    CASES += [
+        (_name, _t(_name), (3, 5), _BOTH),
+        (_name + "_pad_axis0", _tpos(_name, 7, 0), (3, 5), _BOTH),
+        (_name + "_crop", _t(_name, n=3), (3, 5), _BOTH),
+    ]
 for _name in _C2C_N:
-    CASES += [(_name, _t(_name), (2, 3, 4), _BOTH),
-              (_name + "_s_axes", _t(_name, s=(4, 3), axes=(0, 2)), (2, 3, 4), _BOTH)]
+    CASES += [
+        (_name, _t(_name), (2, 3, 4), _BOTH),
+        (_name + "_s_axes", _t(_name, s=(4, 3), axes=(0, 2)), (2, 3, 4), _BOTH),
+    ]
 for _name in ("rfft", "ihfft"):
-    CASES += [(_name, _t(_name), (3, 6), ("real",)),
-              (_name + "_odd", _t(_name), (3, 5), ("real",)),
-              (_name + "_pad_axis0", _tpos(_name, 7, 0), (3, 5), ("real",)),
-              (_name + "_crop", _t(_name, n=4), (3, 5), ("real",))]
+    CASES += [
+        (_name, _t(_name), (3, 6), ("real",)),
+        (_name + "_odd", _t(_name), (3, 5), ("real",)),
+        (_name + "_pad_axis0", _tpos(_name, 7, 0), (3, 5), ("real",)),
+        (_name + "_crop", _t(_name, n=4), (3, 5), ("real",)),
+    ]
 for _name in ("rfft2", "rfftn"):
-    CASES += [(_name, _t(_name), (2, 3, 4), ("real",)),
-              (_name + "_s_axes", _t(_name, s=(4, 5), axes=(0, 2)), (2, 3, 4), ("real",))]
+    CASES += [
+        (_name, _t(_name), (2, 3, 4), ("real",)),
+        (_name + "_s_axes", _t(_name, s=(4, 5), axes=(0, 2)), (2, 3, 4), ("real",)),
+    ]
 for _name in ("irfft", "hfft"):
-    CASES += [(_name, _t(_name), (3, 5), _BOTH),
-              (_name + "_odd_n_axis0", _tpos(_name, 7, 0), (3, 5), _BOTH),
-              (_name + "_small_n", _t(_name, n=4), (3, 5), _BOTH)]
+    CASES += [
+        (_name, _t(_name), (3, 5), _BOTH),
+        (_name + "_odd_n_axis0", _tpos(_name, 7, 0), (3, 5), _BOTH),
+        (_name + "_small_n", _t(_name, n=4), (3, 5), _BOTH),
+    ]
 for _name in ("irfft2", "irfftn"):
-    CASES += [(_name, _t(_name), (2, 3, 4), _BOTH),
-              (_name + "_s_axes", _t(_name, s=(4, 5), axes=(0, 2)), (2, 3, 4), _BOTH),
-              (_name + "_odd_s", _t(_name, s=(2, 3), axes=(1, 2)), (2, 3, 4), _BOTH)]
+    CASES += [
+        (_name, _t(_name), (2, 3, 4), _BOTH),
+        (_name + "_s_axes", _t(_name, s=(4, 5), axes=(0, 2)), (2, 3, 4), _BOTH),
+        (_name + "_odd_s", _t(_name, s=(2, 3), axes=(1, 2)), (2, 3, 4), _BOTH),
+    ]
 
 
 def _params():
@@ -102,13 +117,12 @@ def _ref_params():
     out = []
     for name, fun, shape, kinds in CASES:
         if name.startswith(("hfft", "ihfft")):
-            continue   # autograd has no rule
+            continue  # autograd has no rule
         for kind in kinds:
             for norm in (None, "ortho"):
                 out.append(pytest.param(fun, shape, kind, norm, id="{}-{}-{}".format(name, kind, norm)))
             if not name.startswith(("rfft", "irfft")):
-                out.append(pytest.param(fun, shape, kind, "forward",
-                                        id="{}-{}-forward".format(name, kind)))
+                out.append(pytest.param(fun, shape, kind, "forward", id="{}-{}-forward".format(name, kind)))
     return out
 
 
@@ -124,9 +138,10 @@ def test_matches_autograd(fun, shape, kind, norm):
 
     def loss(m):
         return lambda x: m.sum(m.real(w * fun(m, x, norm)))
+
     try:
         g_ref = ag.grad(loss(anp))(x)
-    except NotImplementedError as e:   # e.g. autograd's real transforms of odd length
+    except NotImplementedError as e:  # e.g. autograd's real transforms of odd length
         pytest.skip("autograd 1.9.1 has no rule here: {}".format(e))
     g_ours = fastgrad.grad(loss(np))(x)
     onp.testing.assert_allclose(g_ours, g_ref, rtol=1e-9, atol=1e-12)
@@ -150,10 +165,21 @@ def test_real_transforms_norm_forward(name):
     onp.testing.assert_allclose(onp.real(onp.sum(u * jv)), onp.sum(vjp(u) * v), rtol=1e-10)
 
 
-@pytest.mark.parametrize("name,kind", [("fft", "real"), ("ifft", "complex"), ("fftn", "complex"),
-                                       ("rfft", "real"), ("irfft", "complex"), ("rfftn", "real"),
-                                       ("irfftn", "complex"), ("hfft", "complex"),
-                                       ("ihfft", "real"), ("fftshift", "real")])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        ("fft", "real"),
+        ("ifft", "complex"),
+        ("fftn", "complex"),
+        ("rfft", "real"),
+        ("irfft", "complex"),
+        ("rfftn", "real"),
+        ("irfftn", "complex"),
+        ("hfft", "complex"),
+        ("ihfft", "real"),
+        ("fftshift", "real"),
+    ],
+)
 def test_float32_in_float32_out(name, kind):
     x = make(kind, 6)(4, 6).astype(onp.complex64 if kind == "complex" else onp.float32)
     f = lambda x: getattr(np.fft, name)(x)

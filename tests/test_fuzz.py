@@ -20,6 +20,7 @@ much larger than the finite-difference step.  Then, for each program:
 hypothesis drives the generator (``derandomize=True``: CI runs the same programs every
 time); FASTGRAD_FUZZ_EXAMPLES sets the number of programs (default 500).
 """
+
 import json
 import math
 import os
@@ -40,20 +41,21 @@ import fastgrad.numpy as fnp
 try:
     import autograd
     import autograd.numpy as anp
-except ImportError:   # the oracle is optional; the other checks still run
+except ImportError:  # the oracle is optional; the other checks still run
     autograd = anp = None
 
 pytestmark = pytest.mark.fastgrad_only
 
 EXAMPLES = int(os.environ.get("FASTGRAD_FUZZ_EXAMPLES", "500"))
 PURE_PROGRAMS = max(EXAMPLES // 2, 20)
-BOUND = 30.0          # every intermediate value stays within [-BOUND, BOUND]
-MARGIN = 1e-3         # distance kept from kinks and domain edges
+BOUND = 30.0  # every intermediate value stays within [-BOUND, BOUND]
+MARGIN = 1e-3  # distance kept from kinks and domain edges
 FD_EPS = 1e-6
 
 
 # ---------------------------------------------------------------------------------------
 # Choosers: the generator asks one of these for its random decisions
+
 
 class RandomChooser:
     def __init__(self, seed):
@@ -69,7 +71,7 @@ class RandomChooser:
         return self.rng.random() < 0.5
 
     def reject(self):
-        return False   # a seeded program keeps going with another choice
+        return False  # a seeded program keeps going with another choice
 
 
 class HypothesisChooser:
@@ -92,6 +94,7 @@ class HypothesisChooser:
 # ---------------------------------------------------------------------------------------
 # Operations.  Each takes the array module N, its operand values and its parameters (plain
 # data, so programs can be sent to another process), and returns the result.
+
 
 def _unary(name):
     return lambda N, a, p: getattr(N, name)(a)
@@ -116,13 +119,12 @@ UNARY = {
     "cosh": (_unary("cosh"), lambda a: True),
     "arcsinh": (_unary("arcsinh"), lambda a: True),
     "sigmoid-ish": (lambda N, a, p: 0.5 * (N.tanh(a * 0.5) + 1.0), lambda a: True),
-    "cube": (lambda N, a, p: a ** 3, lambda a: True),
+    "cube": (lambda N, a, p: a**3, lambda a: True),
     "pow-half": (lambda N, a, p: N.power(a, 0.5), lambda a: a.min(initial=1) >= 0.1),
     "scale": (lambda N, a, p: a * p["c"] if p["form"] else N.multiply(p["c"], a), lambda a: True),
     "shift": (lambda N, a, p: a + p["c"] if p["form"] else N.add(p["c"], a), lambda a: True),
     "rdiv": (lambda N, a, p: p["c"] / a, lambda a: onp.abs(a).min(initial=1) >= 0.3),
-    "clip": (lambda N, a, p: N.clip(a, -0.5, 0.5),
-             lambda a: (onp.abs(onp.abs(a) - 0.5) >= MARGIN).all()),
+    "clip": (lambda N, a, p: N.clip(a, -0.5, 0.5), lambda a: (onp.abs(onp.abs(a) - 0.5) >= MARGIN).all()),
     "tan": (_unary("tan"), lambda a: onp.abs(a).max(initial=0) <= 1.2),
     "arcsin": (_unary("arcsin"), lambda a: onp.abs(a).max(initial=0) <= 0.9),
     "arccos": (_unary("arccos"), lambda a: onp.abs(a).max(initial=0) <= 0.9),
@@ -146,27 +148,34 @@ BINARY = {
     "add": (lambda N, a, b, p: a + b if p["form"] else N.add(a, b), lambda a, b: True),
     "subtract": (lambda N, a, b, p: a - b if p["form"] else N.subtract(a, b), lambda a, b: True),
     "multiply": (lambda N, a, b, p: a * b if p["form"] else N.multiply(a, b), lambda a, b: True),
-    "divide": (lambda N, a, b, p: a / b if p["form"] else N.true_divide(a, b),
-               lambda a, b: onp.abs(b).min(initial=1) >= 0.3),
-    "maximum": (lambda N, a, b, p: N.maximum(a, b),
-                lambda a, b: (onp.abs(a - b) >= MARGIN).all()),
-    "minimum": (lambda N, a, b, p: N.minimum(a, b),
-                lambda a, b: (onp.abs(a - b) >= MARGIN).all()),
+    "divide": (
+        lambda N, a, b, p: a / b if p["form"] else N.true_divide(a, b),
+        lambda a, b: onp.abs(b).min(initial=1) >= 0.3,
+    ),
+    "maximum": (lambda N, a, b, p: N.maximum(a, b), lambda a, b: (onp.abs(a - b) >= MARGIN).all()),
+    "minimum": (lambda N, a, b, p: N.minimum(a, b), lambda a, b: (onp.abs(a - b) >= MARGIN).all()),
     "arctan2": (lambda N, a, b, p: N.arctan2(a, b), lambda a, b: b.min(initial=1) >= 0.2),
     "hypot": (lambda N, a, b, p: N.hypot(a, b), lambda a, b: onp.abs(a).min(initial=1) >= 0.2),
-    "power": (lambda N, a, b, p: a ** b if p["form"] else N.power(a, b),
-              lambda a, b: a.min(initial=1) >= 0.2 and onp.abs(b).max(initial=0) <= 3),
-    "where": (lambda N, a, b, p: N.where(onp.array(p["mask"], dtype=bool).reshape(p["mshape"]), a, b),
-              lambda a, b: True),
+    "power": (
+        lambda N, a, b, p: a**b if p["form"] else N.power(a, b),
+        lambda a, b: a.min(initial=1) >= 0.2 and onp.abs(b).max(initial=0) <= 3,
+    ),
+    "where": (
+        lambda N, a, b, p: N.where(onp.array(p["mask"], dtype=bool).reshape(p["mshape"]), a, b),
+        lambda a, b: True,
+    ),
     "logaddexp": (lambda N, a, b, p: N.logaddexp(a, b), lambda a, b: True),
     "logaddexp2": (lambda N, a, b, p: N.logaddexp2(a, b), lambda a, b: True),
     "fmax": (lambda N, a, b, p: N.fmax(a, b), lambda a, b: (onp.abs(a - b) >= MARGIN).all()),
     "fmin": (lambda N, a, b, p: N.fmin(a, b), lambda a, b: (onp.abs(a - b) >= MARGIN).all()),
-    "float_power": (lambda N, a, b, p: N.float_power(a, b),
-                    lambda a, b: a.min(initial=1) >= 0.2 and onp.abs(b).max(initial=0) <= 3),
-    "remainder": (lambda N, a, b, p: N.remainder(a, b),
-                  lambda a, b: b.min(initial=1) >= 0.3 and
-                  (onp.abs(a / b - onp.round(a / b)) >= 0.01).all()),
+    "float_power": (
+        lambda N, a, b, p: N.float_power(a, b),
+        lambda a, b: a.min(initial=1) >= 0.2 and onp.abs(b).max(initial=0) <= 3,
+    ),
+    "remainder": (
+        lambda N, a, b, p: N.remainder(a, b),
+        lambda a, b: b.min(initial=1) >= 0.3 and (onp.abs(a / b - onp.round(a / b)) >= 0.01).all(),
+    ),
 }
 
 
@@ -190,33 +199,47 @@ def _top_two_margin(a, axis, largest):
 
 REDUCTIONS = {
     "sum": (lambda N, a, p: N.sum(a, axis=p["axis"], keepdims=p["keepdims"]), lambda a, p: True),
-    "mean": (lambda N, a, p: N.mean(a, axis=p["axis"], keepdims=p["keepdims"]),
-             lambda a, p: a.size > 0),
-    "max": (lambda N, a, p: N.max(a, axis=p["axis"], keepdims=p["keepdims"]),
-            lambda a, p: a.size > 0 and _top_two_margin(a, p["axis"], True) >= MARGIN),
-    "min": (lambda N, a, p: N.min(a, axis=p["axis"], keepdims=p["keepdims"]),
-            lambda a, p: a.size > 0 and _top_two_margin(a, p["axis"], False) >= MARGIN),
+    "mean": (lambda N, a, p: N.mean(a, axis=p["axis"], keepdims=p["keepdims"]), lambda a, p: a.size > 0),
+    "max": (
+        lambda N, a, p: N.max(a, axis=p["axis"], keepdims=p["keepdims"]),
+        lambda a, p: a.size > 0 and _top_two_margin(a, p["axis"], True) >= MARGIN,
+    ),
+    "min": (
+        lambda N, a, p: N.min(a, axis=p["axis"], keepdims=p["keepdims"]),
+        lambda a, p: a.size > 0 and _top_two_margin(a, p["axis"], False) >= MARGIN,
+    ),
     "prod": (lambda N, a, p: N.prod(a, axis=p["axis"], keepdims=p["keepdims"]), lambda a, p: True),
     "var": (lambda N, a, p: N.var(a, axis=p["axis"], keepdims=p["keepdims"]), lambda a, p: a.size > 0),
     "cumsum": (lambda N, a, p: N.cumsum(a, axis=p["axis"]), lambda a, p: True),
     "cumprod": (lambda N, a, p: N.cumprod(a, axis=p["axis"]), lambda a, p: True),
-    "std": (lambda N, a, p: N.std(a, axis=p["axis"], keepdims=p["keepdims"]),
-            lambda a, p: a.size > 0 and onp.all(onp.std(a, axis=p["axis"]) >= 0.05)),
+    "std": (
+        lambda N, a, p: N.std(a, axis=p["axis"], keepdims=p["keepdims"]),
+        lambda a, p: a.size > 0 and onp.all(onp.std(a, axis=p["axis"]) >= 0.05),
+    ),
     "nansum": (lambda N, a, p: N.nansum(a, axis=p["axis"], keepdims=p["keepdims"]), lambda a, p: True),
-    "nanmean": (lambda N, a, p: N.nanmean(a, axis=p["axis"], keepdims=p["keepdims"]),
-                lambda a, p: a.size > 0),
-    "amax": (lambda N, a, p: N.amax(a, axis=p["axis"], keepdims=p["keepdims"]),
-             lambda a, p: a.size > 0 and _top_two_margin(a, p["axis"], True) >= MARGIN),
-    "ptp": (lambda N, a, p: N.ptp(a, axis=p["axis"], keepdims=p["keepdims"]),
-            lambda a, p: a.size > 1 and _top_two_margin(a, p["axis"], True) >= MARGIN
-            and _top_two_margin(a, p["axis"], False) >= MARGIN),
-    "sort": (lambda N, a, p: N.sort(a, axis=-1 if p["axis"] is None else p["axis"]),
-             lambda a, p: a.ndim > 0 and _min_gap(a, -1 if p["axis"] is None else p["axis"]) >= MARGIN),
-    "diff": (lambda N, a, p: N.diff(a, axis=-1 if p["axis"] is None else p["axis"]),
-             lambda a, p: a.ndim > 0 and a.shape[-1 if p["axis"] is None else p["axis"]] >= 2),
+    "nanmean": (lambda N, a, p: N.nanmean(a, axis=p["axis"], keepdims=p["keepdims"]), lambda a, p: a.size > 0),
+    "amax": (
+        lambda N, a, p: N.amax(a, axis=p["axis"], keepdims=p["keepdims"]),
+        lambda a, p: a.size > 0 and _top_two_margin(a, p["axis"], True) >= MARGIN,
+    ),
+    "ptp": (
+        lambda N, a, p: N.ptp(a, axis=p["axis"], keepdims=p["keepdims"]),
+        lambda a, p: (
+            a.size > 1
+            and _top_two_margin(a, p["axis"], True) >= MARGIN
+            and _top_two_margin(a, p["axis"], False) >= MARGIN
+        ),
+    ),
+    "sort": (
+        lambda N, a, p: N.sort(a, axis=-1 if p["axis"] is None else p["axis"]),
+        lambda a, p: a.ndim > 0 and _min_gap(a, -1 if p["axis"] is None else p["axis"]) >= MARGIN,
+    ),
+    "diff": (
+        lambda N, a, p: N.diff(a, axis=-1 if p["axis"] is None else p["axis"]),
+        lambda a, p: a.ndim > 0 and a.shape[-1 if p["axis"] is None else p["axis"]] >= 2,
+    ),
     "norm": (lambda N, a, p: N.linalg.norm(a), lambda a, p: float(onp.sqrt((a * a).sum())) >= 0.1),
-    "trapezoid": (lambda N, a, p: N.trapezoid(a, axis=-1 if p["axis"] is None else p["axis"]),
-                  lambda a, p: a.ndim > 0),
+    "trapezoid": (lambda N, a, p: N.trapezoid(a, axis=-1 if p["axis"] is None else p["axis"]), lambda a, p: a.ndim > 0),
 }
 
 
@@ -340,28 +363,27 @@ def _input_values(rng, shape, positive):
 
 def generate(ch):
     """A random program (plain data), built with its float64 values at hand."""
-    seed = ch.integer(0, 2 ** 31 - 1)
+    seed = ch.integer(0, 2**31 - 1)
     rng = random.Random(seed)
     dtype_mode = ch.choice(["float64"] * 7 + ["float32", "mixed"])
     ndim = ch.choice([0, 1, 1, 2, 2, 2, 3, 3])
     base = [ch.choice([1, 2, 3, 3]) for _ in range(ndim)]
     if ndim >= 2 and ch.boolean():
-        base[-1] = base[-2]   # square matrices, for the linear algebra
+        base[-1] = base[-2]  # square matrices, for the linear algebra
     n_inputs = ch.integer(1, 3)
     inputs = []
     for i in range(n_inputs):
         keep = ch.choice([ndim, ndim, ch.integer(0, ndim)]) if ndim else 0
-        shape = [d if ch.choice([True, True, False]) else 1 for d in base[ndim - keep:]]
+        shape = [d if ch.choice([True, True, False]) else 1 for d in base[ndim - keep :]]
         kind = "array"
-        if not shape:   # a 0-d array, a Python float, or a NumPy scalar (np.float64 / np.float32)
+        if not shape:  # a 0-d array, a Python float, or a NumPy scalar (np.float64 / np.float32)
             kind = ch.choice(["array", "pyfloat", "npscalar"])
         dtype = "float64"
         if dtype_mode == "float32" or (dtype_mode == "mixed" and i == 0):
             dtype = "float32"
             if kind == "pyfloat":
                 kind = "array"
-        inputs.append({"shape": shape, "dtype": dtype, "kind": kind,
-                       "values": _input_values(rng, shape, ch.boolean())})
+        inputs.append({"shape": shape, "dtype": dtype, "kind": kind, "values": _input_values(rng, shape, ch.boolean())})
 
     values = [onp.array(inp["values"], dtype=onp.float64).reshape(inp["shape"]) for inp in inputs]
     ops, consumed = [], set()
@@ -396,8 +418,7 @@ def _pick(ch, values):
 
 
 def _draw_op(ch, rng, values):
-    family = ch.choice(["unary"] * 4 + ["binary"] * 4 + ["reduction"] * 2 + ["shape"] * 2
-                       + ["join"] * 2 + ["linalg"])
+    family = ch.choice(["unary"] * 4 + ["binary"] * 4 + ["reduction"] * 2 + ["shape"] * 2 + ["join"] * 2 + ["linalg"])
     i = _pick(ch, values)
     a = values[i]
     if family == "unary":
@@ -410,7 +431,7 @@ def _draw_op(ch, rng, values):
         name = ch.choice(sorted(BINARY))
         use_constant = ch.choice([False, False, True])
         if use_constant:
-            cshape = list(a.shape[ch.integer(0, a.ndim):]) if a.ndim else []
+            cshape = list(a.shape[ch.integer(0, a.ndim) :]) if a.ndim else []
             cshape = [d if ch.boolean() else 1 for d in cshape]
             cvals = _input_values(rng, cshape, name in ("power",) or ch.boolean())
             b = onp.array(cvals).reshape(cshape)
@@ -494,8 +515,9 @@ def _draw_op(ch, rng, values):
         return None
     if name == "vdot" and a.size != b.size:
         return None
-    if name == "solve" and not (a.ndim == 2 and a.shape[0] == a.shape[1] and b.ndim in (1, 2)
-                                and b.shape[0] == a.shape[0]):
+    if name == "solve" and not (
+        a.ndim == 2 and a.shape[0] == a.shape[1] and b.ndim in (1, 2) and b.shape[0] == a.shape[0]
+    ):
         return None
     return {"family": family, "name": name, "args": [i, j], "params": params}
 
@@ -536,6 +558,7 @@ def make_inputs(prog, force_float64=False):
 
 def make_function(prog, N):
     """The program as a function of its inputs, over the array module N."""
+
     def f(*xs):
         values = list(xs)
         for op in prog["ops"]:
@@ -546,25 +569,30 @@ def make_function(prog, N):
             weights = onp.array(w, dtype=onp.float64).reshape(onp.shape(v))
             total = total + N.sum(v * weights)
         return total
+
     return f
 
 
 def describe(prog):
-    lines = ["inputs: " + ", ".join("{}{} {}".format(i["kind"], i["shape"], i["dtype"])
-                                    for i in prog["inputs"])]
+    lines = ["inputs: " + ", ".join("{}{} {}".format(i["kind"], i["shape"], i["dtype"]) for i in prog["inputs"])]
     for k, op in enumerate(prog["ops"]):
-        lines.append("  v{} = {}({}) {}".format(len(prog["inputs"]) + k, op["name"],
-                                                ", ".join("v{}".format(a) if not isinstance(a, dict)
-                                                          else "const{}".format(a["shape"])
-                                                          for a in op["args"]),
-                                                {k: v for k, v in op["params"].items()
-                                                 if k not in ("mask", "idx")}))
+        lines.append(
+            "  v{} = {}({}) {}".format(
+                len(prog["inputs"]) + k,
+                op["name"],
+                ", ".join(
+                    "v{}".format(a) if not isinstance(a, dict) else "const{}".format(a["shape"]) for a in op["args"]
+                ),
+                {k: v for k, v in op["params"].items() if k not in ("mask", "idx")},
+            )
+        )
     lines.append("  output: weighted sums of v{}".format(prog["outputs"]))
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------
 # The checks
+
 
 def fastgrad_value_and_grads(prog):
     xs = make_inputs(prog)
@@ -595,12 +623,14 @@ def _close(actual, expected, rtol, atol_scale, what, prog):
     actual = onp.asarray(actual, dtype=onp.float64)
     expected = onp.asarray(expected, dtype=onp.float64)
     assert actual.shape == expected.shape, "{}: shape {} != {}\n{}".format(
-        what, actual.shape, expected.shape, describe(prog))
+        what, actual.shape, expected.shape, describe(prog)
+    )
     scale = max(1.0, float(onp.abs(expected).max(initial=0.0)))
     err = onp.abs(actual - expected)
     ok = err <= rtol * onp.abs(expected) + atol_scale * scale
     assert ok.all(), "{}: max error {:.3g} (scale {:.3g})\nactual   {}\nexpected {}\n{}".format(
-        what, float(err.max()), scale, actual.ravel()[:8], expected.ravel()[:8], describe(prog))
+        what, float(err.max()), scale, actual.ravel()[:8], expected.ravel()[:8], describe(prog)
+    )
 
 
 def _agrees(reference, numeric):
@@ -624,12 +654,13 @@ def check_program(prog):
 
     # shapes and dtypes of the gradients
     assert isinstance(grads, tuple) and len(grads) == len(xs)
-    for inp, x, g in zip(prog["inputs"], xs, grads):
+    for inp, g in zip(prog["inputs"], grads):
         assert not isinstance(g, fastgrad.extend.Box), "a box escaped:\n" + describe(prog)
         assert onp.shape(g) == tuple(inp["shape"]), describe(prog)
         expected_dtype = onp.dtype(onp.float32 if inp["dtype"] == "float32" else onp.float64)
         assert onp.asarray(g).dtype == expected_dtype, "gradient dtype {} for a {} input\n{}".format(
-            onp.asarray(g).dtype, inp["dtype"], describe(prog))
+            onp.asarray(g).dtype, inp["dtype"], describe(prog)
+        )
 
     # central differences (float64 program)
     numeric = central_differences(prog)
@@ -651,7 +682,7 @@ def check_program(prog):
             return
         for k, (g, r, n) in enumerate(zip(grads, ref, numeric)):
             if not _agrees(r, n):
-                continue   # autograd is wrong here (e.g. NaN for the var of one element)
+                continue  # autograd is wrong here (e.g. NaN for the var of one element)
             if low_precision:
                 _close(g, r, 2e-3, 2e-3, "gradient {} vs autograd (float32)".format(k), prog)
             else:
@@ -673,8 +704,14 @@ def check_forward_mode(prog, direction_seed):
     expected = float(onp.sum(onp.asarray(grads[k], dtype=onp.float64) * onp.asarray(v, dtype=onp.float64)))
     low = any(inp["dtype"] == "float32" for inp in prog["inputs"])
     assert onp.shape(tangent) == (), describe(prog)
-    _close(tangent, expected, 1e-3 if low else 1e-10, 1e-3 if low else 1e-12,
-           "forward-mode JVP vs reverse-mode gradient", prog)
+    _close(
+        tangent,
+        expected,
+        1e-3 if low else 1e-10,
+        1e-3 if low else 1e-12,
+        "forward-mode JVP vs reverse-mode gradient",
+        prog,
+    )
 
 
 def check_second_order(prog, direction_seed):
@@ -703,10 +740,14 @@ def check_second_order(prog, direction_seed):
     _close(hvp, numeric, 1e-4, 1e-5, "Hessian-vector product vs central differences", prog)
 
 
-FUZZ_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                HealthCheck.filter_too_much],
-                         print_blob=False)
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    print_blob=False,
+)
 
 
 @FUZZ_SETTINGS
@@ -717,28 +758,39 @@ def test_random_programs_against_autograd_and_central_differences(data):
     check_program(prog)
 
 
-@settings(max_examples=max(EXAMPLES // 2, 20), deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much], print_blob=False)
+@settings(
+    max_examples=max(EXAMPLES // 2, 20),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    print_blob=False,
+)
 @given(st.data())
 def test_random_programs_forward_mode_matches_reverse_mode(data):
     prog = generate(HypothesisChooser(data))
     assume(len(prog["ops"]) >= 3)
-    check_forward_mode(prog, data.draw(st.integers(0, 2 ** 16)))
+    check_forward_mode(prog, data.draw(st.integers(0, 2**16)))
 
 
-@settings(max_examples=max(EXAMPLES // 5, 20), deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.filter_too_much], print_blob=False)
+@settings(
+    max_examples=max(EXAMPLES // 5, 20),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    print_blob=False,
+)
 @given(st.data())
 def test_random_programs_second_order(data):
     prog = generate(HypothesisChooser(data))
     assume(len(prog["ops"]) >= 3)
-    check_second_order(prog, data.draw(st.integers(0, 2 ** 16)))
+    check_second_order(prog, data.draw(st.integers(0, 2**16)))
 
 
 # ---------------------------------------------------------------------------------------
 # The compiled and pure engines agree on the same (seeded) programs
+
 
 def seeded_results(seeds):
     """{seed: [value, gradients as nested lists]} of the selected engine."""
@@ -746,8 +798,11 @@ def seeded_results(seeds):
     for seed in seeds:
         prog = generate(RandomChooser(seed))
         _, value, grads = fastgrad_value_and_grads(prog)
-        out[str(seed)] = [float(value), [onp.asarray(g, dtype=onp.float64).tolist() for g in grads],
-                          [[type(g).__name__, str(onp.asarray(g).dtype)] for g in grads]]
+        out[str(seed)] = [
+            float(value),
+            [onp.asarray(g, dtype=onp.float64).tolist() for g in grads],
+            [[type(g).__name__, str(onp.asarray(g).dtype)] for g in grads],
+        ]
     return out
 
 
@@ -759,10 +814,11 @@ def _results_in_subprocess(seeds, pure):
     else:
         env.pop("FASTGRAD_PURE", None)
     tests = str(Path(__file__).resolve().parent)
-    code = ("import sys, json; sys.path.insert(0, {!r}); import test_fuzz, fastgrad; "
-            "print(json.dumps([fastgrad.COMPILED, test_fuzz.seeded_results({!r})]))").format(tests, list(seeds))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=600)
+    code = (
+        "import sys, json; sys.path.insert(0, {!r}); import test_fuzz, fastgrad; "
+        "print(json.dumps([fastgrad.COMPILED, test_fuzz.seeded_results({!r})]))"
+    ).format(tests, list(seeds))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     compiled, results = json.loads(proc.stdout.strip().splitlines()[-1])
     return compiled, results
@@ -775,7 +831,7 @@ def test_compiled_and_pure_engines_agree_on_random_programs():
     assert pure_flag is False, "the subprocess did not use the pure engine"
     if fastgrad.COMPILED:
         mine = here
-    else:   # this process runs the pure engine: get the compiled one's results elsewhere
+    else:  # this process runs the pure engine: get the compiled one's results elsewhere
         compiled_flag, mine = _results_in_subprocess(seeds, pure=False)
         if not compiled_flag:
             pytest.skip("the compiled engine is not available")
@@ -790,7 +846,8 @@ def test_compiled_and_pure_engines_agree_on_random_programs():
                 mismatches.append(seed)
                 break
     assert not mismatches, "compiled and pure engines differ on seeds {}: first:\n{}".format(
-        mismatches[:10], describe(generate(RandomChooser(mismatches[0]))))
+        mismatches[:10], describe(generate(RandomChooser(mismatches[0])))
+    )
 
 
 def test_seeded_programs_are_checked_too():

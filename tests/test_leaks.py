@@ -13,6 +13,7 @@ reference cycles are made per call, and no reference to any object is gained or 
 
 FASTGRAD_LEAK_CALLS overrides the number of repeated calls (the memcheck script lowers it).
 """
+
 import gc
 import os
 import sys
@@ -76,7 +77,7 @@ def _flat_memory(call, calls, warmup, checkpoints=10, traced_calls=None):
     gc.collect()
     tracemalloc.start(1)
     try:
-        for _ in range(min(warmup, 20)):   # the free lists fill with traced objects
+        for _ in range(min(warmup, 20)):  # the free lists fill with traced objects
             call()
         base = tracemalloc.get_traced_memory()[0]
         series = []
@@ -105,8 +106,7 @@ def test_w3_memory_flat_over_repeated_grads():
 def test_w8_memory_flat_over_repeated_grads():
     # W8 is 3,000 primitives per call; tracemalloc (~5x slower) watches the last 300 calls,
     # the interpreter's block count all of them
-    growth, blocks, series = _flat_memory(_grad_call("W8"), CALLS, WARMUP // 3,
-                                          traced_calls=300)
+    growth, blocks, series = _flat_memory(_grad_call("W8"), CALLS, WARMUP // 3, traced_calls=300)
     assert growth < 32 * 1024, "traced memory grew by {} bytes: {}".format(growth, series)
     assert blocks < BLOCK_SLACK, "{} more interpreter blocks after {} calls".format(blocks, CALLS)
 
@@ -120,6 +120,7 @@ def test_memory_flat_over_repeated_kept_graphs():
         vjp, ans = fastgrad.make_vjp(lambda p: fun(p, X, Y))(params)
         vjp(1.0)
         vjp(2.0)
+
     growth, blocks, series = _flat_memory(call, max(CALLS // 5, 100), WARMUP)
     assert growth < 32 * 1024, series
     assert blocks < BLOCK_SLACK
@@ -127,7 +128,7 @@ def test_memory_flat_over_repeated_kept_graphs():
 
 def test_memory_flat_over_repeated_second_order():
     x = onp.linspace(-1.0, 1.0, 5)
-    h = fastgrad.elementwise_grad(fastgrad.grad(lambda x: np.sum(np.tanh(x) * x ** 2)))
+    h = fastgrad.elementwise_grad(fastgrad.grad(lambda x: np.sum(np.tanh(x) * x**2)))
     growth, blocks, series = _flat_memory(lambda: h(x), max(CALLS // 5, 100), WARMUP)
     assert growth < 32 * 1024, series
     assert blocks < BLOCK_SLACK
@@ -145,6 +146,7 @@ def _fails_backward(x):
 def _fails_backward_maker(ans, x):
     def vjp(g):
         raise _Fault("backward")
+
     return vjp
 
 
@@ -152,7 +154,7 @@ defvjp(_fails_backward, _fails_backward_maker)
 
 
 def _failing_forward(x):
-    y = np.sin(x) * x
+    np.sin(x) * x  # part of a graph, then the fault
     raise _Fault("forward, after part of a graph")
 
 
@@ -176,6 +178,7 @@ def test_memory_flat_over_repeated_failures(where):
             pass
         else:
             raise AssertionError("no failure")
+
     growth, blocks, series = _flat_memory(call, max(CALLS // 5, 100), WARMUP)
     assert growth < 32 * 1024, series
     assert blocks < BLOCK_SLACK
@@ -183,6 +186,7 @@ def test_memory_flat_over_repeated_failures(where):
 
 # ---------------------------------------------------------------------------------------
 # Every graph object is unreachable when the operator returns
+
 
 def _spy():
     """A user primitive (identity) whose rule records a weak reference to each cotangent."""
@@ -196,7 +200,9 @@ def _spy():
         def vjp(g):
             cotangents.append(weakref.ref(g) if isinstance(g, onp.ndarray) else None)
             return g
+
         return vjp
+
     defvjp(spy, maker)
     return spy, cotangents
 
@@ -211,7 +217,7 @@ class Recorder:
         for obj in (value, getattr(value, "_node", None), fastgrad.stop_gradient(value)):
             try:
                 self.refs.append((type(obj).__name__, weakref.ref(obj)))
-            except TypeError:   # floats and None cannot be weakly referenced
+            except TypeError:  # floats and None cannot be weakly referenced
                 pass
         return value
 
@@ -226,6 +232,7 @@ def _mlp_recorded(record, spy):
             z = record(record(h @ W) + b)
             h = record(np.tanh(z)) if i < len(params) - 1 else z
         return np.mean(record(spy((h - Y) ** 2)))
+
     return f
 
 
@@ -235,6 +242,7 @@ def _indexing_recorded(record, spy):
         for i in range(50):
             s = s + record(x[i]) * record(spy(x[i]))
         return record(s)
+
     return f
 
 
@@ -262,8 +270,7 @@ def test_graph_unreachable_when_the_operator_returns(wid, op):
         assert record.refs, "nothing was recorded"
         alive = record.alive()
         assert not alive, "still alive after {}: {}".format(op, sorted(set(alive)))
-        assert cotangents and all(r is None or r() is None for r in cotangents), \
-            "cotangents alive after {}".format(op)
+        assert cotangents and all(r is None or r() is None for r in cotangents), "cotangents alive after {}".format(op)
     del result
 
 
@@ -274,11 +281,13 @@ def test_graph_unreachable_after_higher_order_and_containers():
         a = record(np.sin(d["x"]) * d["y"][0])
         pair = fastgrad.tuple([a, record(d["y"][1] * 2.0)])
         return np.sum(record(pair[0] * pair[1]))
+
     d = {"x": onp.array([0.1, 0.2]), "y": [onp.array([1.0, 2.0]), 3.0]}
     with GcDisabled():
         fastgrad.grad(f)(d)
         fastgrad.grad(lambda x: np.sum(fastgrad.grad(lambda t: np.sum(record(np.sin(t) * t)))(x) ** 2))(
-            onp.array([0.3, 0.4]))
+            onp.array([0.3, 0.4])
+        )
         fastgrad.hessian(lambda x: np.sum(record(np.tanh(x)) ** 3))(onp.array([0.3, 0.4]))
         alive = record.alive()
     assert record.refs and not alive, sorted(set(alive))
@@ -288,8 +297,7 @@ def test_graph_of_make_vjp_dies_with_the_vjp():
     record = Recorder()
     spy, cotangents = _spy()
     with GcDisabled():
-        vjp, ans = fastgrad.make_vjp(lambda x: spy(record(np.sin(x)) * record(x * 2.0)))(
-            onp.array([0.5, 1.5]))
+        vjp, ans = fastgrad.make_vjp(lambda x: spy(record(np.sin(x)) * record(x * 2.0)))(onp.array([0.5, 1.5]))
         vjp(onp.array([1.0, 2.0]))
         assert any(r() is not None for _, r in record.refs), "the kept graph died too early"
         del vjp
@@ -299,6 +307,7 @@ def test_graph_of_make_vjp_dies_with_the_vjp():
 
 # ---------------------------------------------------------------------------------------
 # No reference cycles are created per call
+
 
 def _garbage_types(call, n):
     """Types of the objects the cyclic collector would find after ``n`` calls."""
@@ -321,14 +330,13 @@ def _garbage_types(call, n):
 CYCLE_CASES = {
     "W3": _grad_call("W3"),
     "W8": _grad_call("W8"),
-    "value_and_grad": lambda: fastgrad.value_and_grad(lambda x: np.sum(np.sin(x) * x))(
-        onp.ones(3)),
+    "value_and_grad": lambda: fastgrad.value_and_grad(lambda x: np.sum(np.sin(x) * x))(onp.ones(3)),
     "make_vjp": lambda: fastgrad.make_vjp(lambda x: np.sin(x) * x)(onp.ones(3))[0](onp.ones(3)),
-    "second-order": lambda: fastgrad.elementwise_grad(fastgrad.grad(lambda x: np.sum(x ** 3)))(
-        onp.ones(3)),
+    "second-order": lambda: fastgrad.elementwise_grad(fastgrad.grad(lambda x: np.sum(x**3)))(onp.ones(3)),
     "jacobian": lambda: fastgrad.jacobian(lambda x: np.tanh(x) * 2.0)(onp.ones(3)),
     "containers": lambda: fastgrad.grad(lambda d: np.sum(d["a"] * d["b"][0]))(
-        {"a": onp.ones(2), "b": [onp.ones(2), 1.0]}),
+        {"a": onp.ones(2), "b": [onp.ones(2), 1.0]}
+    ),
     "forward-mode": lambda: fastgrad.make_jvp(lambda x: np.sin(x) * x)(onp.ones(3))(onp.ones(3)),
     "independent-output": lambda: _quiet(lambda: fastgrad.grad(lambda x: 1.0)(onp.ones(2))),
 }
@@ -336,6 +344,7 @@ CYCLE_CASES = {
 
 def _quiet(call):
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return call()
@@ -344,7 +353,7 @@ def _quiet(call):
 @pytest.mark.parametrize("name", list(CYCLE_CASES))
 def test_no_reference_cycles_per_call(name):
     call = CYCLE_CASES[name]
-    call()   # first-call caches (vector spaces, box types) are not per-call garbage
+    call()  # first-call caches (vector spaces, box types) are not per-call garbage
     n = 20 if name == "W8" else 200
     found, types = _garbage_types(call, n)
     assert found == 0, "the collector found {} objects after {} calls: {}".format(found, n, types)
@@ -352,6 +361,7 @@ def test_no_reference_cycles_per_call(name):
 
 # ---------------------------------------------------------------------------------------
 # Reference counts
+
 
 def _refcounts(objs):
     return [sys.getrefcount(o) for o in objs]
@@ -380,10 +390,11 @@ def test_refcounts_of_user_inputs_unchanged():
 def test_refcounts_of_rules_primitives_and_singletons_unchanged():
     @primitive
     def cube(x):
-        return x ** 3
+        return x**3
 
     def cube_maker(ans, x):
-        return lambda g: g * 3.0 * x ** 2
+        return lambda g: g * 3.0 * x**2
+
     defvjp(cube, cube_maker)
     singletons = [None, True, False, (), 0, 1, 2, 3, onp.ndarray, float, onp.float64]
     watched = [cube, cube.fun, cube_maker, np.sin, np.multiply, np.sum] + singletons
@@ -395,7 +406,7 @@ def test_refcounts_of_rules_primitives_and_singletons_unchanged():
         fastgrad.grad(lambda x: cube(x[0]) * x[1] + np.sum(x, axis=0, keepdims=True)[0])(x)
         fastgrad.grad(lambda s: cube(s) * 2.0)(0.7)
 
-    for _ in range(20):   # caches fill up
+    for _ in range(20):  # caches fill up
         work()
     gc.collect()
     before = _refcounts(watched)

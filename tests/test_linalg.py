@@ -10,6 +10,7 @@
 * the rest: float32 preservation, named-tuple attributes on traced results,
   subgradients of norms at zero and at ties, degenerate spectra, lstsq's tuple.
 """
+
 import warnings
 
 import numpy as onp
@@ -36,6 +37,7 @@ def make(kind, seed):
         if kind == "complex":
             x = x + 1j * rs.randn(*shape)
         return x
+
     return M
 
 
@@ -75,9 +77,9 @@ def pack(m, out):
 # ---------------------------------------------------------------------------------------
 # Cases: fun(m, *args) written against an array module m (fastgrad.numpy / autograd.numpy)
 
+
 class Case:
-    def __init__(self, name, fun, args, argnum=0, kinds=("real", "complex"), ref=(),
-                 rtol=1e-6):
+    def __init__(self, name, fun, args, argnum=0, kinds=("real", "complex"), ref=(), rtol=1e-6):
         self.name, self.fun, self.args, self.argnum = name, fun, args, argnum
         self.kinds, self.ref, self.rtol = kinds, ref, rtol
 
@@ -86,8 +88,7 @@ def _svd_full(m, A):
     U, s, Vh = m.linalg.svd(A)
     k = s.shape[-1]
     Uc, Vc = U[..., :, k:], Vh[..., k:, :]
-    return (absq(m, U[..., :, :k]), s, absq(m, Vh[..., :k, :]),
-            Uc @ herm_t(m, Uc), herm_t(m, Vc) @ Vc)
+    return (absq(m, U[..., :, :k]), s, absq(m, Vh[..., :k, :]), Uc @ herm_t(m, Uc), herm_t(m, Vc) @ Vc)
 
 
 def _svd_reduced(m, A):
@@ -125,39 +126,49 @@ def _lstsq_all(m, A, b):
 L_CASES = [
     Case("det", lambda m, A: m.linalg.det(A), lambda M: [M(3, 3)], ref=("real", "complex")),
     Case("det_batched", lambda m, A: m.linalg.det(A), lambda M: [M(2, 3, 3)], ref=("real", "complex")),
-    Case("slogdet_logabsdet", lambda m, A: m.linalg.slogdet(A)[1], lambda M: [M(2, 3, 3)],
-         ref=("real", "complex")),
+    Case("slogdet_logabsdet", lambda m, A: m.linalg.slogdet(A)[1], lambda M: [M(2, 3, 3)], ref=("real", "complex")),
     Case("slogdet_both", lambda m, A: m.linalg.slogdet(A), lambda M: [M(3, 3)]),
     Case("inv", lambda m, A: m.linalg.inv(A), lambda M: [M(2, 3, 3)], ref=("real", "complex")),
-    Case("solve_vector", lambda m, A, b: m.linalg.solve(A, b), lambda M: [M(3, 3), M(3)],
-         argnum=(0, 1), ref=("real", "complex")),
-    Case("solve_matrix_batched", lambda m, A, b: m.linalg.solve(A, b),
-         lambda M: [M(2, 3, 3), M(2, 3, 2)], argnum=(0, 1), ref=("real", "complex")),
-    Case("solve_broadcast", lambda m, A, b: m.linalg.solve(A, b), lambda M: [M(2, 3, 3), M(3)],
-         argnum=(0, 1)),
-    Case("solve_broadcast_b", lambda m, A, b: m.linalg.solve(A, b),
-         lambda M: [M(3, 3), M(2, 3, 2)], argnum=(0, 1)),
+    Case(
+        "solve_vector",
+        lambda m, A, b: m.linalg.solve(A, b),
+        lambda M: [M(3, 3), M(3)],
+        argnum=(0, 1),
+        ref=("real", "complex"),
+    ),
+    Case(
+        "solve_matrix_batched",
+        lambda m, A, b: m.linalg.solve(A, b),
+        lambda M: [M(2, 3, 3), M(2, 3, 2)],
+        argnum=(0, 1),
+        ref=("real", "complex"),
+    ),
+    Case("solve_broadcast", lambda m, A, b: m.linalg.solve(A, b), lambda M: [M(2, 3, 3), M(3)], argnum=(0, 1)),
+    Case("solve_broadcast_b", lambda m, A, b: m.linalg.solve(A, b), lambda M: [M(3, 3), M(2, 3, 2)], argnum=(0, 1)),
     Case("pinv_square", lambda m, A: m.linalg.pinv(A), lambda M: [M(3, 3)], ref=("real", "complex")),
     # autograd's pinv gradient is wrong for complex non-square input
     Case("pinv_tall", lambda m, A: m.linalg.pinv(A), lambda M: [M(4, 2)], ref=("real",)),
-    Case("pinv_wide_batched", lambda m, A: m.linalg.pinv(A), lambda M: [M(2, 2, 4)],
-         ref=("real",)),
-    Case("pinv_hermitian", lambda m, A: m.linalg.pinv(A, hermitian=True),
-         lambda M: [spd(M, 3, 3) - 4 * onp.eye(3)]),
+    Case("pinv_wide_batched", lambda m, A: m.linalg.pinv(A), lambda M: [M(2, 2, 4)], ref=("real",)),
+    Case("pinv_hermitian", lambda m, A: m.linalg.pinv(A, hermitian=True), lambda M: [spd(M, 3, 3) - 4 * onp.eye(3)]),
     Case("matrix_power_3", lambda m, A: m.linalg.matrix_power(A, 3), lambda M: [M(2, 3, 3)]),
     Case("matrix_power_-2", lambda m, A: m.linalg.matrix_power(A, -2), lambda M: [M(3, 3)]),
     Case("matrix_power_1", lambda m, A: m.linalg.matrix_power(A, 1), lambda M: [M(3, 3)]),
     Case("cholesky", lambda m, A: m.linalg.cholesky(A), lambda M: [spd(M, 2, 3, 3)]),
     Case("cholesky_upper", lambda m, A: m.linalg.cholesky(A, upper=True), lambda M: [spd(M, 3, 3)]),
-    Case("cholesky_of_gram", lambda m, X: m.linalg.cholesky(X @ herm_t(m, X) + 3 * onp.eye(3)),
-         lambda M: [M(3, 3)], ref=("real",)),   # autograd's complex cholesky is wrong
-    Case("eigh_values", lambda m, A: m.linalg.eigh(A)[0], lambda M: [M(2, 3, 3)],
-         ref=("real", "complex")),
+    Case(
+        "cholesky_of_gram",
+        lambda m, X: m.linalg.cholesky(X @ herm_t(m, X) + 3 * onp.eye(3)),
+        lambda M: [M(3, 3)],
+        ref=("real",),
+    ),  # autograd's complex cholesky is wrong
+    Case("eigh_values", lambda m, A: m.linalg.eigh(A)[0], lambda M: [M(2, 3, 3)], ref=("real", "complex")),
     Case("eigh_both", _eigh_both, lambda M: [M(3, 3)], ref=("real", "complex")),
-    Case("eigh_upper", lambda m, A: _eigh_both(m, A, "U"), lambda M: [M(2, 3, 3)],
-         ref=("real", "complex")),
-    Case("eigh_attrs", lambda m, A: (m.linalg.eigh(A).eigenvalues,
-                                     absq(m, m.linalg.eigh(A).eigenvectors)), lambda M: [M(3, 3)]),
+    Case("eigh_upper", lambda m, A: _eigh_both(m, A, "U"), lambda M: [M(2, 3, 3)], ref=("real", "complex")),
+    Case(
+        "eigh_attrs",
+        lambda m, A: (m.linalg.eigh(A).eigenvalues, absq(m, m.linalg.eigh(A).eigenvectors)),
+        lambda M: [M(3, 3)],
+    ),
     Case("eigvalsh", lambda m, A: m.linalg.eigvalsh(A), lambda M: [M(2, 3, 3)]),
     Case("eigvalsh_upper", lambda m, A: m.linalg.eigvalsh(A, UPLO="U"), lambda M: [M(3, 3)]),
     Case("eig", _eig_both, lambda M: [separated(M, 3, 3)], ref=("real", "complex")),
@@ -168,87 +179,124 @@ L_CASES = [
     Case("svd_full_tall", _svd_full, lambda M: [M(4, 2)]),
     Case("svd_full_wide_batched", _svd_full, lambda M: [M(2, 2, 4)]),
     Case("svd_full_square", _svd_full, lambda M: [M(3, 3)]),
-    Case("svd_compute_uv_false", lambda m, A: m.linalg.svd(A, compute_uv=False),
-         lambda M: [M(2, 3, 4)], ref=("real", "complex")),
-    Case("svd_hermitian", lambda m, A: (m.linalg.svd(A, hermitian=True)[1],
-                                        absq(m, m.linalg.svd(A, hermitian=True)[0])),
-         lambda M: [spd(M, 3, 3) - 4 * onp.eye(3)]),
+    Case(
+        "svd_compute_uv_false",
+        lambda m, A: m.linalg.svd(A, compute_uv=False),
+        lambda M: [M(2, 3, 4)],
+        ref=("real", "complex"),
+    ),
+    Case(
+        "svd_hermitian",
+        lambda m, A: (m.linalg.svd(A, hermitian=True)[1], absq(m, m.linalg.svd(A, hermitian=True)[0])),
+        lambda M: [spd(M, 3, 3) - 4 * onp.eye(3)],
+    ),
     Case("svdvals", lambda m, A: m.linalg.svdvals(A), lambda M: [M(2, 4, 3)]),
     Case("qr_tall", lambda m, A: m.linalg.qr(A), lambda M: [M(4, 3)]),
     Case("qr_square_batched", lambda m, A: m.linalg.qr(A), lambda M: [M(2, 3, 3)]),
     Case("qr_wide", lambda m, A: m.linalg.qr(A), lambda M: [M(3, 5)]),
     Case("qr_r", lambda m, A: m.linalg.qr(A, mode="r"), lambda M: [M(4, 3)]),
     Case("qr_complete", _qr_complete, lambda M: [M(4, 2)]),
-    Case("qr_complete_wide_batched", lambda m, A: m.linalg.qr(A, mode="complete"),
-         lambda M: [M(2, 2, 3)]),
+    Case("qr_complete_wide_batched", lambda m, A: m.linalg.qr(A, mode="complete"), lambda M: [M(2, 2, 3)]),
     Case("qr_r_wide", lambda m, A: m.linalg.qr(A, mode="r"), lambda M: [M(3, 5)]),
     Case("qr_attrs", lambda m, A: (m.linalg.qr(A).Q, m.linalg.qr(A).R), lambda M: [M(3, 2)]),
-    Case("lstsq_x", lambda m, A, b: m.linalg.lstsq(A, b)[0], lambda M: [M(4, 3), M(4)],
-         argnum=(0, 1)),
+    Case("lstsq_x", lambda m, A, b: m.linalg.lstsq(A, b)[0], lambda M: [M(4, 3), M(4)], argnum=(0, 1)),
     Case("lstsq_all", _lstsq_all, lambda M: [M(4, 3), M(4, 2)], argnum=(0, 1)),
-    Case("lstsq_underdetermined", lambda m, A, b: m.linalg.lstsq(A, b)[0],
-         lambda M: [M(2, 3), M(2, 2)], argnum=(0, 1)),
-    Case("multi_dot", lambda m, a, b, c: m.linalg.multi_dot([a, b, c]),
-         lambda M: [M(3, 2), M(2, 4), M(4, 2)], argnum=(0, 1, 2)),
-    Case("multi_dot_vectors", lambda m, a, b, c, d: m.linalg.multi_dot([a, b, c, d]),
-         lambda M: [M(3), M(3, 4), M(4, 2), M(2)], argnum=(0, 1, 2, 3)),
+    Case("lstsq_underdetermined", lambda m, A, b: m.linalg.lstsq(A, b)[0], lambda M: [M(2, 3), M(2, 2)], argnum=(0, 1)),
+    Case(
+        "multi_dot",
+        lambda m, a, b, c: m.linalg.multi_dot([a, b, c]),
+        lambda M: [M(3, 2), M(2, 4), M(4, 2)],
+        argnum=(0, 1, 2),
+    ),
+    Case(
+        "multi_dot_vectors",
+        lambda m, a, b, c, d: m.linalg.multi_dot([a, b, c, d]),
+        lambda M: [M(3), M(3, 4), M(4, 2), M(2)],
+        argnum=(0, 1, 2, 3),
+    ),
     Case("cond_2", lambda m, A: m.linalg.cond(A), lambda M: [separated(M, 2, 3, 3)]),
     Case("cond_-2", lambda m, A: m.linalg.cond(A, -2), lambda M: [separated(M, 3, 3)]),
     Case("cond_1", lambda m, A: m.linalg.cond(A, 1), lambda M: [separated(M, 3, 3)]),
     Case("cond_fro", lambda m, A: m.linalg.cond(A, "fro"), lambda M: [separated(M, 3, 3)]),
     Case("tensorinv", lambda m, A: m.linalg.tensorinv(A, ind=1), lambda M: [M(6, 2, 3)]),
-    Case("tensorsolve", lambda m, A, b: m.linalg.tensorsolve(A, b, axes=(0,)),
-         lambda M: [M(6, 2, 3), M(2, 3)], argnum=(0, 1)),
+    Case(
+        "tensorsolve",
+        lambda m, A, b: m.linalg.tensorsolve(A, b, axes=(0,)),
+        lambda M: [M(6, 2, 3), M(2, 3)],
+        argnum=(0, 1),
+    ),
     # numpy.linalg's array-API names (their own NumPy functions)
-    Case("linalg.matmul", lambda m, a, b: m.linalg.matmul(a, b), lambda M: [M(2, 3, 4), M(4, 2)],
-         argnum=(0, 1)),
-    Case("linalg.tensordot", lambda m, a, b: m.linalg.tensordot(a, b, axes=1),
-         lambda M: [M(2, 3), M(3, 2)], argnum=(0, 1)),
+    Case("linalg.matmul", lambda m, a, b: m.linalg.matmul(a, b), lambda M: [M(2, 3, 4), M(4, 2)], argnum=(0, 1)),
+    Case(
+        "linalg.tensordot",
+        lambda m, a, b: m.linalg.tensordot(a, b, axes=1),
+        lambda M: [M(2, 3), M(3, 2)],
+        argnum=(0, 1),
+    ),
     Case("linalg.outer", lambda m, a, b: m.linalg.outer(a, b), lambda M: [M(2), M(3)], argnum=(0, 1)),
     Case("linalg.matrix_transpose", lambda m, a: m.linalg.matrix_transpose(a), lambda M: [M(2, 3, 4)]),
     Case("linalg.diagonal", lambda m, a: m.linalg.diagonal(a, offset=1), lambda M: [M(2, 3, 4)]),
     Case("linalg.trace", lambda m, a: m.linalg.trace(a, offset=-1), lambda M: [M(2, 3, 4)]),
-    Case("linalg.vecdot", lambda m, a, b: m.linalg.vecdot(a, b), lambda M: [M(2, 3), M(3)],
-         argnum=(0, 1)),
-    Case("linalg.vecdot_axis0", lambda m, a, b: m.linalg.vecdot(a, b, axis=0),
-         lambda M: [M(3, 2), M(3, 2)], argnum=(0, 1)),
-    Case("linalg.cross", lambda m, a, b: m.linalg.cross(a, b), lambda M: [M(2, 3), M(3)],
-         argnum=(0, 1)),
+    Case("linalg.vecdot", lambda m, a, b: m.linalg.vecdot(a, b), lambda M: [M(2, 3), M(3)], argnum=(0, 1)),
+    Case(
+        "linalg.vecdot_axis0",
+        lambda m, a, b: m.linalg.vecdot(a, b, axis=0),
+        lambda M: [M(3, 2), M(3, 2)],
+        argnum=(0, 1),
+    ),
+    Case("linalg.cross", lambda m, a, b: m.linalg.cross(a, b), lambda M: [M(2, 3), M(3)], argnum=(0, 1)),
 ]
 
 # norms: vector and matrix orders, axis int / pair / None, keepdims
 _VEC_ORDS = [None, 2, 1, INF, -INF, 3, 0.5, -1.5]
 _MAT_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, INF, -INF]
 for _o in _VEC_ORDS:
-    L_CASES.append(Case("norm_vector_ord%s" % _o, lambda m, x, o=_o: m.linalg.norm(x, o, axis=1),
-                        lambda M: [away0(M(2, 3, 4))],
-                        ref=("real", "complex") if _o in (None, 2, 3) else ()))
-    L_CASES.append(Case("norm_vector_keepdims_ord%s" % _o,
-                        lambda m, x, o=_o: m.linalg.norm(x, o, axis=-1, keepdims=True),
-                        lambda M: [away0(M(2, 3, 4))]))
+    L_CASES.append(
+        Case(
+            "norm_vector_ord%s" % _o,
+            lambda m, x, o=_o: m.linalg.norm(x, o, axis=1),
+            lambda M: [away0(M(2, 3, 4))],
+            ref=("real", "complex") if _o in (None, 2, 3) else (),
+        )
+    )
+    L_CASES.append(
+        Case(
+            "norm_vector_keepdims_ord%s" % _o,
+            lambda m, x, o=_o: m.linalg.norm(x, o, axis=-1, keepdims=True),
+            lambda M: [away0(M(2, 3, 4))],
+        )
+    )
 for _o in _MAT_ORDS:
-    L_CASES.append(Case("norm_matrix_ord%s" % _o, lambda m, x, o=_o: m.linalg.norm(x, o, axis=(2, 0)),
-                        lambda M: [M(2, 3, 4)]))
-    L_CASES.append(Case("norm_matrix_keepdims_ord%s" % _o,
-                        lambda m, x, o=_o: m.linalg.norm(x, o, axis=(1, 2), keepdims=True),
-                        lambda M: [M(2, 3, 4)]))
+    L_CASES.append(
+        Case("norm_matrix_ord%s" % _o, lambda m, x, o=_o: m.linalg.norm(x, o, axis=(2, 0)), lambda M: [M(2, 3, 4)])
+    )
+    L_CASES.append(
+        Case(
+            "norm_matrix_keepdims_ord%s" % _o,
+            lambda m, x, o=_o: m.linalg.norm(x, o, axis=(1, 2), keepdims=True),
+            lambda M: [M(2, 3, 4)],
+        )
+    )
 L_CASES += [
     Case("norm_flat", lambda m, x: m.linalg.norm(x), lambda M: [M(2, 3, 4)], ref=("real", "complex")),
     Case("norm_flat_keepdims", lambda m, x: m.linalg.norm(x, keepdims=True), lambda M: [M(2, 3)]),
-    Case("norm_2d_fro", lambda m, x: m.linalg.norm(x, "fro"), lambda M: [M(3, 4)],
-         ref=("real", "complex")),
-    Case("norm_2d_nuc", lambda m, x: m.linalg.norm(x, "nuc"), lambda M: [M(3, 4)],
-         ref=("real", "complex")),
+    Case("norm_2d_fro", lambda m, x: m.linalg.norm(x, "fro"), lambda M: [M(3, 4)], ref=("real", "complex")),
+    Case("norm_2d_nuc", lambda m, x: m.linalg.norm(x, "nuc"), lambda M: [M(3, 4)], ref=("real", "complex")),
     Case("norm_1d_ord3", lambda m, x: m.linalg.norm(x, 3), lambda M: [M(4)], ref=("real", "complex")),
-    Case("norm_of_list", lambda m, a, b: m.linalg.norm([a, b]), lambda M: [M(3), M(3)],
-         argnum=(0, 1), kinds=("real",), ref=("real",)),
-    Case("vector_norm_axes", lambda m, x: m.linalg.vector_norm(x, axis=(0, 2), ord=3),
-         lambda M: [M(2, 3, 4)]),
-    Case("vector_norm_all_keepdims", lambda m, x: m.linalg.vector_norm(x, keepdims=True, ord=INF),
-         lambda M: [M(2, 3, 4)]),
+    Case(
+        "norm_of_list",
+        lambda m, a, b: m.linalg.norm([a, b]),
+        lambda M: [M(3), M(3)],
+        argnum=(0, 1),
+        kinds=("real",),
+        ref=("real",),
+    ),
+    Case("vector_norm_axes", lambda m, x: m.linalg.vector_norm(x, axis=(0, 2), ord=3), lambda M: [M(2, 3, 4)]),
+    Case(
+        "vector_norm_all_keepdims", lambda m, x: m.linalg.vector_norm(x, keepdims=True, ord=INF), lambda M: [M(2, 3, 4)]
+    ),
     Case("matrix_norm_nuc", lambda m, x: m.linalg.matrix_norm(x, ord="nuc"), lambda M: [M(2, 3, 4)]),
-    Case("matrix_norm_keepdims", lambda m, x: m.linalg.matrix_norm(x, keepdims=True, ord=-1),
-         lambda M: [M(2, 3, 4)]),
+    Case("matrix_norm_keepdims", lambda m, x: m.linalg.matrix_norm(x, keepdims=True, ord=-1), lambda M: [M(2, 3, 4)]),
 ]
 
 
@@ -269,11 +317,10 @@ def _args(case, kind):
 @pytest.mark.parametrize("case,kind", _params(L_CASES))
 def test_check_grads(case, kind):
     args = _args(case, kind)
-    onp.random.seed(0)   # check_grads' random directions
+    onp.random.seed(0)  # check_grads' random directions
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)   # check_grads' "independent of input"
-        check_grads(lambda *a: pack(np, case.fun(np, *a)), argnum=case.argnum,
-                    modes=["fwd", "rev"], order=2)(*args)
+        warnings.simplefilter("ignore", UserWarning)  # check_grads' "independent of input"
+        check_grads(lambda *a: pack(np, case.fun(np, *a)), argnum=case.argnum, modes=["fwd", "rev"], order=2)(*args)
 
 
 def _loss_factory(m, fun, out_example, seed=7):
@@ -292,6 +339,7 @@ def _loss_factory(m, fun, out_example, seed=7):
         out = fun(m, *args)
         out = tuple(out) if isinstance(out, tuple) else (out,)
         return sum(m.sum(m.real(w * o)) for w, o in zip(weights, out))
+
     return loss
 
 
@@ -302,14 +350,16 @@ def test_matches_autograd(case, kind):
     args = _args(case, kind)
     expected = case.fun(onp, *args)
     ours = case.fun(np, *args)
-    for a, b in zip(expected if isinstance(expected, tuple) else (expected,),
-                    ours if isinstance(ours, tuple) else (ours,)):
+    for a, b in zip(
+        expected if isinstance(expected, tuple) else (expected,), ours if isinstance(ours, tuple) else (ours,)
+    ):
         onp.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     argnum = case.argnum
     g_ref = ag.grad(_loss_factory(anp, case.fun, expected), argnum)(*args)
     g_ours = fastgrad.grad(_loss_factory(np, case.fun, expected), argnum)(*args)
-    for a, b in zip(g_ref if isinstance(g_ref, tuple) else (g_ref,),
-                    g_ours if isinstance(g_ours, tuple) else (g_ours,)):
+    for a, b in zip(
+        g_ref if isinstance(g_ref, tuple) else (g_ref,), g_ours if isinstance(g_ours, tuple) else (g_ours,)
+    ):
         onp.testing.assert_allclose(b, a, rtol=case.rtol, atol=1e-10)
 
 
@@ -358,8 +408,12 @@ def test_float32_in_float32_out(name):
 
 def test_float32_tuple_tangents():
     A = _rs(4).randn(3, 3).astype(onp.float32)
-    for f in (lambda A: np.linalg.eigh(A), lambda A: np.linalg.svd(A), lambda A: np.linalg.qr(A),
-              lambda A: np.linalg.slogdet(A)):
+    for f in (
+        lambda A: np.linalg.eigh(A),
+        lambda A: np.linalg.svd(A),
+        lambda A: np.linalg.qr(A),
+        lambda A: np.linalg.slogdet(A),
+    ):
         ans, t = fastgrad.make_jvp(f)(A)(onp.ones_like(A))
         assert type(t) is type(ans)
         assert [onp.asarray(x).dtype for x in t] == [onp.asarray(x).dtype for x in ans]
@@ -367,6 +421,7 @@ def test_float32_tuple_tangents():
 
 # ---------------------------------------------------------------------------------------
 # Named tuples, lstsq's tuple, multi_dot of traced lists
+
 
 @FG_ONLY
 def test_named_tuple_attributes_when_traced():
@@ -388,7 +443,8 @@ def test_named_tuple_attributes_when_traced():
         w, V = np.linalg.eigh(A)
         U, s, Vh = np.linalg.svd(A)
         sign, logdet = np.linalg.slogdet(A)
-        return np.sum(w ** 2) + np.sum(s) + logdet + np.sum(V[:, 0] ** 2)
+        return np.sum(w**2) + np.sum(s) + logdet + np.sum(V[:, 0] ** 2)
+
     check_grads(unpacked, modes=["fwd", "rev"], order=2)(S)
 
 
@@ -419,6 +475,7 @@ def test_qr_raw_mode_has_no_rule():
 # ---------------------------------------------------------------------------------------
 # Norms: subgradients, no NaN, keepdims shapes
 
+
 @FG_ONLY
 @pytest.mark.parametrize("ord", [None, 1, 2, INF, -INF, 0, 3, 0.5])
 def test_norm_at_zero_vector_is_finite(ord):
@@ -439,13 +496,10 @@ def test_norm_at_zero_matrix_is_finite(ord):
 @FG_ONLY
 def test_norm_inf_ties_split_and_no_nan():
     x = onp.array([1.0, -3.0, 3.0, 2.0])
-    onp.testing.assert_array_equal(fastgrad.grad(lambda x: np.linalg.norm(x, INF))(x),
-                                   [0.0, -0.5, 0.5, 0.0])
-    onp.testing.assert_array_equal(fastgrad.grad(lambda x: np.linalg.norm(x, -INF))(x),
-                                   [1.0, 0.0, 0.0, 0.0])
-    X = onp.array([[1.0, -2.0], [3.0, 0.0]])   # row sums 3, 3: tie for ord=inf
-    onp.testing.assert_array_equal(fastgrad.grad(lambda X: np.linalg.norm(X, INF))(X),
-                                   [[0.5, -0.5], [0.5, 0.0]])
+    onp.testing.assert_array_equal(fastgrad.grad(lambda x: np.linalg.norm(x, INF))(x), [0.0, -0.5, 0.5, 0.0])
+    onp.testing.assert_array_equal(fastgrad.grad(lambda x: np.linalg.norm(x, -INF))(x), [1.0, 0.0, 0.0, 0.0])
+    X = onp.array([[1.0, -2.0], [3.0, 0.0]])  # row sums 3, 3: tie for ord=inf
+    onp.testing.assert_array_equal(fastgrad.grad(lambda X: np.linalg.norm(X, INF))(X), [[0.5, -0.5], [0.5, 0.0]])
 
 
 @FG_ONLY
@@ -462,17 +516,19 @@ def test_norm_keepdims_gradient_shape(ord):
 # ---------------------------------------------------------------------------------------
 # Degenerate spectra: eigenvalue / singular-value functions stay exact and finite
 
+
 def test_repeated_eigenvalues_and_singular_values():
     I3 = onp.eye(3)
-    for f in (lambda A: np.sum(np.linalg.eigh(A)[0] ** 2),
-              lambda A: np.sum(np.linalg.eigvalsh(A) ** 2),
-              lambda A: np.sum(np.linalg.svd(A)[1] ** 2),
-              lambda A: np.sum(np.linalg.svd(A, full_matrices=False)[1] ** 2),
-              lambda A: np.sum(np.linalg.svdvals(A) ** 2)):
+    for f in (
+        lambda A: np.sum(np.linalg.eigh(A)[0] ** 2),
+        lambda A: np.sum(np.linalg.eigvalsh(A) ** 2),
+        lambda A: np.sum(np.linalg.svd(A)[1] ** 2),
+        lambda A: np.sum(np.linalg.svd(A, full_matrices=False)[1] ** 2),
+        lambda A: np.sum(np.linalg.svdvals(A) ** 2),
+    ):
         onp.testing.assert_allclose(fastgrad.grad(f)(I3), 2 * I3)
     D = onp.diag([1.0, 1.0, 2.0])
-    onp.testing.assert_allclose(
-        fastgrad.grad(lambda A: np.real(np.sum(np.linalg.eig(A)[0] ** 2)))(D), 2 * D)
+    onp.testing.assert_allclose(fastgrad.grad(lambda A: np.real(np.sum(np.linalg.eig(A)[0] ** 2)))(D), 2 * D)
     onp.testing.assert_allclose(fastgrad.grad(lambda A: np.linalg.norm(A, "nuc"))(I3), I3)
 
 
@@ -482,9 +538,11 @@ def test_triangle_read_by_eigh_and_cholesky():
     with the symmetric gradient."""
     X = _rs(14).randn(3, 3)
     A = X @ X.T + 3 * onp.eye(3)
-    for f in (lambda A: np.sum(np.linalg.eigh(A)[0] ** 3),
-              lambda A: np.sum(np.linalg.cholesky(A) * onp.arange(9.0).reshape(3, 3))):
+    for f in (
+        lambda A: np.sum(np.linalg.eigh(A)[0] ** 3),
+        lambda A: np.sum(np.linalg.cholesky(A) * onp.arange(9.0).reshape(3, 3)),
+    ):
         g = fastgrad.grad(f)(A)
         onp.testing.assert_array_equal(onp.triu(g, 1), 0.0)
-        gu = fastgrad.grad(lambda A: f(A.T))(A)   # reads the other triangle of A
+        gu = fastgrad.grad(lambda A: f(A.T))(A)  # reads the other triangle of A
         onp.testing.assert_array_equal(onp.tril(gu, -1), 0.0)

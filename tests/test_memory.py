@@ -4,6 +4,7 @@
 proportional to the graph"; DESIGN.md invariants.)  Memory is measured with tracemalloc,
 never with timings.
 """
+
 import gc
 import math
 import weakref
@@ -28,28 +29,31 @@ def chain(n):
         for _ in range(n):
             x = x * FACTOR
         return x
+
     return f
 
 
 # ---------------------------------------------------------------------------
 # 10^6 primitives
 
+
 @pytest.mark.slow
 def test_million_primitive_chain_on_float():
-    n = 10 ** 6
+    n = 10**6
     g = ag.grad(chain(n))(0.5)
-    assert math.isclose(float(g), FACTOR ** n, rel_tol=1e-9)
+    assert math.isclose(float(g), FACTOR**n, rel_tol=1e-9)
 
 
 @pytest.mark.slow
 def test_million_primitive_chain_on_small_array():
-    n = 10 ** 6
+    n = 10**6
     x = onp.array([0.5, -1.0])
 
     def f(x):
         for _ in range(n // 2):
             x = x * FACTOR
         return anp.sum(x)  # n // 2 multiplies + 1 sum, twice over below
+
     g = ag.grad(lambda x: f(x) + f(x * 2.0))(x)
     assert_tree_allclose(g, onp.full(2, 3.0 * FACTOR ** (n // 2)), rtol=1e-9)
 
@@ -57,8 +61,8 @@ def test_million_primitive_chain_on_small_array():
 @pytest.mark.slow
 def test_million_primitive_graph_dropped_without_backward_pass():
     # freeing a deep graph that was never differentiated must not recurse either
-    vjp, ans = ag.make_vjp(chain(10 ** 6))(0.5)
-    assert math.isclose(float(ans), 0.5 * FACTOR ** 10 ** 6, rel_tol=1e-9)
+    vjp, ans = ag.make_vjp(chain(10**6))(0.5)
+    assert math.isclose(float(ans), 0.5 * FACTOR**10**6, rel_tol=1e-9)
     del vjp
 
 
@@ -80,6 +84,7 @@ def test_peak_memory_grows_linearly():
 # ---------------------------------------------------------------------------
 # the graph is freed when grad returns (reference counting alone, no gc.collect)
 
+
 class _GcDisabled:
     def __enter__(self):
         self.was_enabled = gc.isenabled()
@@ -98,9 +103,9 @@ def _intermediate_refs_fun(refs, np):
         z = np.exp(y) * y
         refs.append(weakref.ref(tracer.getval(z)))
         w = z[[0, 0, 1]] @ z[:3]
-        refs.append(weakref.ref(tracer.getval(w)) if isinstance(tracer.getval(w), onp.ndarray)
-                    else None)
-        return np.sum(w * z[0]) + np.sum(y ** 2)
+        refs.append(weakref.ref(tracer.getval(w)) if isinstance(tracer.getval(w), onp.ndarray) else None)
+        return np.sum(w * z[0]) + np.sum(y**2)
+
     return f
 
 
@@ -147,10 +152,12 @@ def test_values_captured_by_user_rule_are_freed_without_gc():
         refs.append(weakref.ref(ans))
         refs.append(weakref.ref(x))
         return lambda g: g * 3.0
+
     extend.defvjp(scaled, maker)
 
     def f(x):
         return anp.sum(scaled(anp.sin(x)) ** 2)
+
     x = onp.linspace(0.1, 0.9, 4)
     with _GcDisabled():
         g = ag.grad(f)(x)
@@ -178,6 +185,7 @@ def test_node_subclass_graph_freed_without_gc():
         for _ in range(1000):
             x = anp.sin(x) * 1.01
         return x
+
     with _GcDisabled():
         end_value, end_node = tracer.trace(_CountingNode.new_root(), f, 0.3)
         assert len(_CountingNode.instances) == 2001
@@ -191,15 +199,17 @@ def test_node_subclass_graph_freed_without_gc():
 # ---------------------------------------------------------------------------
 # reentrancy: rules that call grad inside their VJP
 
+
 @extend.primitive
 def cube_sum(x):
-    return onp.sum(x ** 3)
+    return onp.sum(x**3)
 
 
 def _cube_sum_maker(ans, x):
     def vjp(g):
         # a whole forward and backward pass inside the outer backward pass
         return g * ag.grad(lambda t: anp.sum(t * t * t))(x)
+
     return vjp
 
 
@@ -216,6 +226,7 @@ def _nested_rule_maker(ans, x):
         # this inner grad itself goes through a user primitive whose rule calls grad
         inner = ag.elementwise_grad(lambda t: cube_sum(t) * 0.0 + anp.sin(t))(x)
         return g * inner
+
     return vjp
 
 
@@ -228,9 +239,10 @@ def test_rule_calling_grad_inside_vjp():
     def f(x):
         a = anp.sin(x) * 2.0
         return cube_sum(a) + cube_sum(x) + anp.sum(a)
+
     g = ag.grad(f)(x)
     a = 2 * onp.sin(x)
-    expected = 3 * a ** 2 * 2 * onp.cos(x) + 3 * x ** 2 + 2 * onp.cos(x)
+    expected = 3 * a**2 * 2 * onp.cos(x) + 3 * x**2 + 2 * onp.cos(x)
     assert_tree_allclose(g, expected, rtol=1e-13)
 
 
@@ -340,21 +352,24 @@ def test_scalar_seed_and_readonly_inputs():
 
 # ---- the compiled engine's reuse of large array buffers during a gradient call ---------
 
+
 @pytest.mark.skipif(not getattr(ag, "COMPILED", False), reason="only fastgrad's compiled engine keeps buffers")
 def test_large_buffers_are_reused_during_a_call_and_kept_for_the_next_one():
     import threading
     from fastgrad._engine import engine
+
     fastgrad, fnp = ag, anp
-    x = onp.linspace(-2.0, 2.0, 300_000)        # 2.4 MB buffers: above the 128 KiB threshold
+    x = onp.linspace(-2.0, 2.0, 300_000)  # 2.4 MB buffers: above the 128 KiB threshold
     seen = []
-    engine.buffer_cache_release()               # (what earlier tests' calls left kept)
+    engine.buffer_cache_release()  # (what earlier tests' calls left kept)
 
     def f(x):
-        y = fnp.exp(fnp.sin(x)) * x ** 2        # temporaries freed during the backward pass
+        y = fnp.exp(fnp.sin(x)) * x**2  # temporaries freed during the backward pass
         seen.append(engine.buffer_cache_state())
         return fnp.sum(y + fnp.log1p(x * x))
+
     g = fastgrad.grad(f)(x)
-    expected = onp.exp(onp.sin(x)) * (onp.cos(x) * x ** 2 + 2 * x) + 2 * x / (1 + x * x)
+    expected = onp.exp(onp.sin(x)) * (onp.cos(x) * x**2 + 2 * x) + 2 * x / (1 + x * x)
     onp.testing.assert_allclose(g, expected, rtol=1e-12)
     installed, users, kept, kept_bytes = seen[0]
     assert installed and users == 1
@@ -370,7 +385,7 @@ def test_large_buffers_are_reused_during_a_call_and_kept_for_the_next_one():
     # the next call takes them (the same gradient from buffers whose pages the kernel may
     # have taken back), and leaves as many kept again
     onp.testing.assert_allclose(fastgrad.grad(f)(x), expected, rtol=1e-12)
-    assert seen[1][2] < kept               # (during the call's forward pass, some are in use)
+    assert seen[1][2] < kept  # (during the call's forward pass, some are in use)
     assert engine.buffer_cache_state()[2:] == (kept, kept_bytes)
     engine.buffer_cache_release()
     assert engine.buffer_cache_state() == (True, 0, 0, 0)
@@ -382,6 +397,7 @@ def test_large_buffers_are_reused_during_a_call_and_kept_for_the_next_one():
         names.append(onp._core.multiarray.get_handler_name())
         names.append(float(onp.sum(fastgrad.grad(f)(x))))
         names.append(onp._core.multiarray.get_handler_name())
+
     t = threading.Thread(target=other)
     t.start()
     t.join()

@@ -1,6 +1,7 @@
 """fastgrad.misc: flatten/flatten_func, the optimizers, fixed_point, const_graph/full_graph;
 and SciPy being optional (fastgrad works without it, fastgrad.scipy says what to install).
 """
+
 import subprocess
 import sys
 import textwrap
@@ -25,8 +26,7 @@ Pair = namedtuple("Pair", "first second")
 
 
 def _tree():
-    return {"b": 1.5, "a": [onp.arange(3.0), (2.0, onp.ones((2, 2)))],
-            "c": onp.float64(-0.5), "d": onp.array([[4.0]])}
+    return {"b": 1.5, "a": [onp.arange(3.0), (2.0, onp.ones((2, 2)))], "c": onp.float64(-0.5), "d": onp.array([[4.0]])}
 
 
 def _assert_tree_equal(x, y):
@@ -52,9 +52,9 @@ def test_flatten_order_and_round_trip():
     # dict keys sorted, depth first
     onp.testing.assert_array_equal(v, [0, 1, 2, 2, 1, 1, 1, 1, 1.5, -0.5, 4])
     back = unflatten(v)
-    assert list(back) == list(tree)          # the dict keeps its own key order
+    assert list(back) == list(tree)  # the dict keeps its own key order
     _assert_tree_equal(back["a"][0], onp.arange(3.0))
-    assert back["b"].shape == () and back["b"] == 1.5   # scalars come back as 0-d arrays
+    assert back["b"].shape == () and back["b"] == 1.5  # scalars come back as 0-d arrays
     new = unflatten(v * 2)
     onp.testing.assert_array_equal(new["a"][1][1], 2 * onp.ones((2, 2)))
     assert isinstance(new["a"][1], tuple)
@@ -90,14 +90,18 @@ def test_flatten_containers_and_dtypes():
             flatten(bad)
 
 
-@pytest.mark.parametrize("tree", [
-    {"w": onp.ones((2, 3)), "b": onp.zeros(3)},
-    [onp.arange(4.0).reshape(2, 2), [1.0, (2.0, onp.ones(1))]],
-    (onp.linspace(0, 1, 5),),
-    {"x": {"y": [1.0, 2.0]}, "a": 0.5},
-])
+@pytest.mark.parametrize(
+    "tree",
+    [
+        {"w": onp.ones((2, 3)), "b": onp.zeros(3)},
+        [onp.arange(4.0).reshape(2, 2), [1.0, (2.0, onp.ones(1))]],
+        (onp.linspace(0, 1, 5),),
+        {"x": {"y": [1.0, 2.0]}, "a": 0.5},
+    ],
+)
 def test_flatten_matches_autograd(tree, ref):
     from autograd.misc.flatten import flatten as ag_flatten
+
     v, u = flatten(tree)
     ev, eu = ag_flatten(tree)
     onp.testing.assert_array_equal(v, ev)
@@ -116,8 +120,7 @@ def test_flatten_is_differentiable():
     onp.testing.assert_allclose(g, [0, 3, 12, 2, 0, 0, 0, 0])
     # second order, both directions, against finite differences
     gc.check_grads(lambda t: fnp.sum(flatten(t)[0] ** 3), tree, modes=("rev",), order=2)
-    gc.check_grads(lambda v: fnp.sum(fnp.sin(unflatten(v)["b"][1])) * unflatten(v)["a"][1], v,
-                   modes=("rev",), order=2)
+    gc.check_grads(lambda v: fnp.sum(fnp.sin(unflatten(v)["b"][1])) * unflatten(v)["a"][1], v, modes=("rev",), order=2)
 
 
 def test_flatten_func():
@@ -125,6 +128,7 @@ def test_flatten_func():
 
     def f(p, scale):
         return fnp.sum(p["w"] ** 2) * p["s"] * scale
+
     flat_f, unflatten, x = flatten_func(f, example)
     onp.testing.assert_array_equal(x, [2.0, 1, 1, 1])
     assert flat_f(x, 3.0) == f(example, 3.0)
@@ -140,16 +144,23 @@ TARGET = {"w": onp.array([1.0, -2.0, 0.5]), "b": 0.3}
 def _objective_grad(ag_module, np_module):
     def loss(p, i):
         return np_module.sum((p["w"] - TARGET["w"]) ** 2) + (p["b"] - TARGET["b"]) ** 2 * (1 + 0.01 * i)
+
     return ag_module.grad(loss)
 
 
-@pytest.mark.parametrize("name,kw", [("sgd", dict(num_iters=50, step_size=0.1, mass=0.8)),
-                                     ("rmsprop", dict(num_iters=40, step_size=0.05)),
-                                     ("adam", dict(num_iters=60, step_size=0.05))])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("sgd", dict(num_iters=50, step_size=0.1, mass=0.8)),
+        ("rmsprop", dict(num_iters=40, step_size=0.05)),
+        ("adam", dict(num_iters=60, step_size=0.05)),
+    ],
+)
 def test_optimizers_match_autograd(name, kw, ref):
     import autograd.misc.optimizers as ag_opt
     import autograd
     import autograd.numpy as anp
+
     x0 = {"w": onp.zeros(3), "b": 1.0}
     ours = {"sgd": sgd, "rmsprop": rmsprop, "adam": adam}[name]
     calls = []
@@ -170,8 +181,12 @@ def test_optimizers_converge_on_a_tree():
 
     def grad(x, i):
         return fastgrad.grad(lambda x: fnp.sum((x[0] - target[0]) ** 2) + (x[1][0] - target[1][0]) ** 2)(x)
-    for opt, kw in ((sgd, dict(num_iters=500)), (rmsprop, dict(num_iters=500, step_size=0.01)),
-                    (adam, dict(num_iters=2000, step_size=0.01))):
+
+    for opt, kw in (
+        (sgd, dict(num_iters=500)),
+        (rmsprop, dict(num_iters=500, step_size=0.01)),
+        (adam, dict(num_iters=2000, step_size=0.01)),
+    ):
         res = opt(grad, x0, **kw)
         assert isinstance(res, list) and isinstance(res[1], tuple)
         onp.testing.assert_allclose(res[0], target[0], atol=1e-2)
@@ -193,7 +208,7 @@ def test_fixed_point_value_and_gradients():
     g = fastgrad.grad(lambda a: fixed_point(_newton_sqrt, a, 1.0, _dist, 1e-12))(a)
     assert abs(g - 0.5 / onp.sqrt(a)) < 1e-9
     h = fastgrad.grad(fastgrad.grad(lambda a: fixed_point(_newton_sqrt, a, 1.0, _dist, 1e-12)))(a)
-    assert abs(h + 0.25 * a ** -1.5) < 1e-8
+    assert abs(h + 0.25 * a**-1.5) < 1e-8
     A = onp.array([2.0, 3.0, 5.0])
     J = fastgrad.jacobian(lambda A: fixed_point(_newton_sqrt, A, onp.ones(3), _dist, 1e-12))(A)
     onp.testing.assert_allclose(J, onp.diag(0.5 / onp.sqrt(A)), atol=1e-9)
@@ -208,10 +223,12 @@ def test_fixed_point_matches_autograd(ref):
 
     def af(a):
         return lambda x: anp.tanh(anp.dot(a, x) + 1.0)
+
     a = 0.3 * onp.random.RandomState(2).randn(3, 3)
     ours = fastgrad.grad(lambda a: fnp.sum(fixed_point(f, a, onp.zeros(3), _dist, 1e-12) ** 2))(a)
-    theirs = ref.grad(lambda a: anp.sum(ag_fixed_point(af, a, onp.zeros(3),
-                                                       lambda x, y: anp.max(anp.abs(x - y)), 1e-12) ** 2))(a)
+    theirs = ref.grad(
+        lambda a: anp.sum(ag_fixed_point(af, a, onp.zeros(3), lambda x, y: anp.max(anp.abs(x - y)), 1e-12) ** 2)
+    )(a)
     onp.testing.assert_allclose(ours, theirs, rtol=1e-8)
 
 
@@ -222,6 +239,7 @@ def test_const_graph_replays_without_running_python_again():
     def f(x, y):
         calls.append(1)
         return fnp.sin(x) * y + fnp.sum(x * x)
+
     cf = const_graph(f)
     x = onp.array([0.1, 0.2])
     onp.testing.assert_allclose(cf(x, 2.0), f(x, 2.0))
@@ -235,6 +253,7 @@ def test_const_graph_replays_without_running_python_again():
 def test_const_graph_with_partial_arguments(ref):
     from autograd.misc import const_graph as ag_const_graph
     import autograd.numpy as anp
+
     ours = const_graph(lambda a, x: fnp.exp(a * x) + a, 2.0)
     theirs = ag_const_graph(lambda a, x: anp.exp(a * x) + a, 2.0)
     for x in (0.1, 0.7, -1.0):
@@ -258,9 +277,10 @@ def test_full_graph():
 # ---- module layout and SciPy being optional ---------------------------------------------
 def test_misc_module_layout():
     import fastgrad.misc
-    import fastgrad.misc.fixed_points  # noqa: F401
-    import fastgrad.misc.optimizers  # noqa: F401
-    import fastgrad.misc.tracers  # noqa: F401
+    import fastgrad.misc.fixed_points
+    import fastgrad.misc.optimizers
+    import fastgrad.misc.tracers
+
     assert fastgrad.misc.flatten is flatten and callable(fastgrad.misc.flatten)
     assert fastgrad.misc.const_graph is const_graph
     assert "fastgrad.misc.flatten" in sys.modules

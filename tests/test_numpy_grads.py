@@ -11,14 +11,14 @@ same code runs on fastgrad.numpy and on autograd.numpy.  For each case:
 Cases marked ``fastgrad_only`` are ones where autograd 1.9.1 is wrong or raises; they
 are skipped when FG_TEST_TARGET=autograd, and not compared with autograd.
 """
+
 import functools
 import warnings
 
 import numpy as onp
 import pytest
 
-from gradcheck import (check_grads, check_same_space, is_differentiable, tree_map,
-                       tree_randn, assert_tree_allclose)
+from gradcheck import check_grads, check_same_space, is_differentiable, tree_map, tree_randn, assert_tree_allclose
 
 FG_ONLY = pytest.mark.fastgrad_only
 _RS = onp.random.RandomState(1234)
@@ -37,8 +37,7 @@ def Rsign(*shape, lo=0.5, hi=2.0):
 
 
 class Case:
-    def __init__(self, name, fun, *args, fg_only=False, ref=True, order=2, argnums=None,
-                 rtol=None, atol=None):
+    def __init__(self, name, fun, *args, fg_only=False, ref=True, order=2, argnums=None, rtol=None, atol=None):
         self.name, self.fun, self.args = name, fun, args
         self.fg_only, self.ref, self.order, self.argnums = fg_only, ref, order, argnums
         self.tol = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
@@ -48,8 +47,7 @@ class Case:
 
 
 def _copy_args(args):
-    return tuple(tree_map(lambda a: a.copy() if isinstance(a, onp.ndarray) else a, arg)
-                 for arg in args)
+    return tuple(tree_map(lambda a: a.copy() if isinstance(a, onp.ndarray) else a, arg) for arg in args)
 
 
 def bind(case, np):
@@ -62,20 +60,36 @@ def bind(case, np):
 # Unary math
 
 UNARY_DOMAINS = {
-    "abs": Rsign, "absolute": Rsign, "fabs": Rsign,
+    "abs": Rsign,
+    "absolute": Rsign,
+    "fabs": Rsign,
     "arccos": functools.partial(R, lo=-0.9, hi=0.9),
     "arcsin": functools.partial(R, lo=-0.9, hi=0.9),
     "arctanh": functools.partial(R, lo=-0.9, hi=0.9),
     "arccosh": functools.partial(R, lo=1.2, hi=3.0),
-    "arcsinh": R, "arctan": R, "cos": R, "cosh": R, "deg2rad": R, "degrees": R,
-    "exp": R, "exp2": R, "expm1": R,
+    "arcsinh": R,
+    "arctan": R,
+    "cos": R,
+    "cosh": R,
+    "deg2rad": R,
+    "degrees": R,
+    "exp": R,
+    "exp2": R,
+    "expm1": R,
     "log": functools.partial(R, lo=0.5, hi=3.0),
     "log10": functools.partial(R, lo=0.5, hi=3.0),
     "log2": functools.partial(R, lo=0.5, hi=3.0),
     "log1p": functools.partial(R, lo=-0.5, hi=3.0),
     "sqrt": functools.partial(R, lo=0.5, hi=3.0),
-    "rad2deg": R, "radians": R, "reciprocal": Rsign, "sin": R, "sinc": Rsign,
-    "sinh": R, "square": R, "tan": functools.partial(R, lo=-1.2, hi=1.2), "tanh": R,
+    "rad2deg": R,
+    "radians": R,
+    "reciprocal": Rsign,
+    "sin": R,
+    "sinc": Rsign,
+    "sinh": R,
+    "square": R,
+    "tan": functools.partial(R, lo=-1.2, hi=1.2),
+    "tanh": R,
     "negative": R,
 }
 UNARY_SHAPES = [(), (3,), (2, 3)]
@@ -93,8 +107,7 @@ def _unary_cases():
 # ---------------------------------------------------------------------------
 # Binary arithmetic with broadcasting (functions and operators)
 
-BINARY_SHAPES = [((), ()), ((3,), ()), ((), (3,)), ((3,), (3,)), ((3, 1), (1, 4)),
-                 ((2, 3), (3,)), ((4, 1, 3), (2, 1))]
+BINARY_SHAPES = [((), ()), ((3,), ()), ((), (3,)), ((3,), (3,)), ((3, 1), (1, 4)), ((2, 3), (3,)), ((4, 1, 3), (2, 1))]
 
 BINARY = {
     "add": (lambda np, x, y: np.add(x, y), R, R),
@@ -103,17 +116,18 @@ BINARY = {
     "divide": (lambda np, x, y: np.divide(x, y), R, Rsign),
     "true_divide": (lambda np, x, y: np.true_divide(x, y), R, Rsign),
     "power": (lambda np, x, y: np.power(x, y), functools.partial(R, lo=0.5, hi=2.0), R),
-    "mod": (lambda np, x, y: np.mod(x, y), functools.partial(R, lo=0.2, hi=5.0),
-            functools.partial(R, lo=1.1, hi=1.9)),
-    "remainder": (lambda np, x, y: np.remainder(x, y), functools.partial(R, lo=0.2, hi=5.0),
-                  functools.partial(R, lo=1.1, hi=1.9)),
+    "mod": (lambda np, x, y: np.mod(x, y), functools.partial(R, lo=0.2, hi=5.0), functools.partial(R, lo=1.1, hi=1.9)),
+    "remainder": (
+        lambda np, x, y: np.remainder(x, y),
+        functools.partial(R, lo=0.2, hi=5.0),
+        functools.partial(R, lo=1.1, hi=1.9),
+    ),
     "op+": (lambda np, x, y: x + y, R, R),
     "op-": (lambda np, x, y: x - y, R, R),
     "op*": (lambda np, x, y: x * y, R, R),
     "op/": (lambda np, x, y: x / y, R, Rsign),
-    "op**": (lambda np, x, y: x ** y, functools.partial(R, lo=0.5, hi=2.0), R),
-    "op%": (lambda np, x, y: x % y, functools.partial(R, lo=0.2, hi=5.0),
-            functools.partial(R, lo=1.1, hi=1.9)),
+    "op**": (lambda np, x, y: x**y, functools.partial(R, lo=0.5, hi=2.0), R),
+    "op%": (lambda np, x, y: x % y, functools.partial(R, lo=0.2, hi=5.0), functools.partial(R, lo=1.1, hi=1.9)),
 }
 
 
@@ -140,17 +154,17 @@ def _operator_cases():
     yield Case("rsub", lambda np, x: 2.5 - x, R(3))
     yield Case("rmul", lambda np, x: 2.5 * x, R(3))
     yield Case("rtruediv", lambda np, x: 2.5 / x, Rsign(3))
-    yield Case("rpow", lambda np, x: 2.5 ** x, R(3))
+    yield Case("rpow", lambda np, x: 2.5**x, R(3))
     yield Case("rmod", lambda np, x: 7.3 % x, mod_y(3))
     C = R(2, 3)
     yield Case("radd-ndarray", lambda np, x: C + x, R(3))
     yield Case("rsub-ndarray", lambda np, x: C - x, R(2, 3))
     yield Case("rmul-ndarray", lambda np, x: C * x, R(2, 1))
     yield Case("rtruediv-ndarray", lambda np, x: C / x, Rsign(3))
-    yield Case("pow-int", lambda np, x: x ** 2, R(3))
-    yield Case("pow-3", lambda np, x: x ** 3, R(2, 3))
-    yield Case("pow-half", lambda np, x: x ** 0.5, pos(3))
-    yield Case("pow-negative", lambda np, x: x ** -1.5, pos(3))
+    yield Case("pow-int", lambda np, x: x**2, R(3))
+    yield Case("pow-3", lambda np, x: x**3, R(2, 3))
+    yield Case("pow-half", lambda np, x: x**0.5, pos(3))
+    yield Case("pow-negative", lambda np, x: x**-1.5, pos(3))
     # matmul operator in both directions, box @ box
     yield Case("matmul-op", lambda np, x: x @ B, R(3, 4))
     yield Case("rmatmul-op", lambda np, x: A @ x, R(4, 2))
@@ -173,11 +187,16 @@ def _reduction_cases():
         gen = functools.partial(Rsign, lo=0.5, hi=1.5) if name == "prod" else R
         for axis in REDUCTION_AXES:
             for keepdims in (False, True):
-                fun = (lambda name, axis, keepdims: lambda np, x: getattr(np, name)(
-                    x, axis=axis, keepdims=keepdims))(name, axis, keepdims)
+                fun = (lambda name, axis, keepdims: lambda np, x: getattr(np, name)(x, axis=axis, keepdims=keepdims))(
+                    name, axis, keepdims
+                )
                 # autograd's max/min rules cannot handle axis=() (empty reduction)
-                yield Case(f"{name}-axis{axis}-keep{keepdims}", fun, gen(2, 3, 4),
-                           fg_only=(axis == () and name in ("max", "min")))
+                yield Case(
+                    f"{name}-axis{axis}-keep{keepdims}",
+                    fun,
+                    gen(2, 3, 4),
+                    fg_only=(axis == () and name in ("max", "min")),
+                )
         fun = (lambda name: lambda np, x: getattr(np, name)(x))(name)
         yield Case(f"{name}-0d", fun, gen())
         yield Case(f"{name}-float", fun, float(gen()))
@@ -191,6 +210,7 @@ def _reduction_cases():
 # ---------------------------------------------------------------------------
 # Products
 
+
 def _product_cases():
     yield Case("dot-1d-1d", lambda np, x, y: np.dot(x, y), R(4), R(4))
     yield Case("dot-2d-1d", lambda np, x, y: np.dot(x, y), R(3, 4), R(4))
@@ -202,8 +222,7 @@ def _product_cases():
     yield Case("dot-float-array", lambda np, x, y: np.dot(x, y), float(R()), R(3))
     yield Case("matmul-2d", lambda np, x, y: np.matmul(x, y), R(2, 3), R(3, 4))
     yield Case("matmul-batched", lambda np, x, y: np.matmul(x, y), R(2, 3, 4), R(4, 5))
-    yield Case("matmul-batch-bcast", lambda np, x, y: np.matmul(x, y), R(2, 1, 3, 4),
-               R(3, 4, 2))
+    yield Case("matmul-batch-bcast", lambda np, x, y: np.matmul(x, y), R(2, 1, 3, 4), R(3, 4, 2))
     yield Case("matmul-1d-2d", lambda np, x, y: np.matmul(x, y), R(3), R(3, 4))
     yield Case("matmul-2d-1d", lambda np, x, y: np.matmul(x, y), R(3, 4), R(4))
     yield Case("matmul-1d-1d", lambda np, x, y: np.matmul(x, y), R(4), R(4))
@@ -231,6 +250,7 @@ def _product_cases():
 # ---------------------------------------------------------------------------
 # Shape manipulation
 
+
 def _shape_cases():
     x = R(2, 3, 4)
     yield Case("reshape-tuple", lambda np, x: np.reshape(x, (6, 4)), x)
@@ -245,8 +265,7 @@ def _shape_cases():
     yield Case("transpose-axes", lambda np, x: np.transpose(x, (1, 2, 0)), x)
     yield Case("transpose-method", lambda np, x: x.transpose((2, 0, 1)), x)
     # numpy's varargs form; autograd's ArrayBox.transpose rejects it
-    yield Case("transpose-method-varargs", lambda np, x: x.transpose(2, 0, 1), x,
-               fg_only=True)
+    yield Case("transpose-method-varargs", lambda np, x: x.transpose(2, 0, 1), x, fg_only=True)
     yield Case("T", lambda np, x: x.T, R(2, 3))
     yield Case("expand_dims-0", lambda np, x: np.expand_dims(x, 0), R(2, 3))
     yield Case("expand_dims-neg", lambda np, x: np.expand_dims(x, -1), R(2, 3))
@@ -259,19 +278,16 @@ def _shape_cases():
 # ---------------------------------------------------------------------------
 # Joining lists of boxes, np.array of boxes
 
+
 def _join_cases():
     c = R(2, 3)
     yield Case("concatenate-0", lambda np, x, y: np.concatenate([x, y]), R(2, 3), R(1, 3))
-    yield Case("concatenate-1", lambda np, x, y: np.concatenate([x, y], axis=1),
-               R(2, 3), R(2, 2))
-    yield Case("concatenate-neg", lambda np, x, y: np.concatenate((x, y), axis=-1),
-               R(2, 3), R(2, 1))
-    yield Case("concatenate-const", lambda np, x, y: np.concatenate([x, c, y, x]),
-               R(2, 3), R(1, 3))
+    yield Case("concatenate-1", lambda np, x, y: np.concatenate([x, y], axis=1), R(2, 3), R(2, 2))
+    yield Case("concatenate-neg", lambda np, x, y: np.concatenate((x, y), axis=-1), R(2, 3), R(2, 1))
+    yield Case("concatenate-const", lambda np, x, y: np.concatenate([x, c, y, x]), R(2, 3), R(1, 3))
     yield Case("concatenate-1d", lambda np, x, y: np.concatenate([x, y]), R(3), R(2))
     # axis=None (flatten first): autograd's rule raises
-    yield Case("concatenate-axisNone", lambda np, x, y: np.concatenate([x, y], axis=None),
-               R(2, 3), R(3), fg_only=True)
+    yield Case("concatenate-axisNone", lambda np, x, y: np.concatenate([x, y], axis=None), R(2, 3), R(3), fg_only=True)
     yield Case("stack-0", lambda np, x, y: np.stack([x, y]), R(2, 3), R(2, 3))
     yield Case("stack-1", lambda np, x, y: np.stack([x, c, y], axis=1), R(2, 3), R(2, 3))
     yield Case("stack-neg", lambda np, x, y: np.stack((x, y), axis=-1), R(2, 3), R(2, 3))
@@ -285,14 +301,15 @@ def _join_cases():
     yield Case("dstack", lambda np, x, y: np.dstack([x, y]), R(2, 3), R(2, 3), fg_only=True)
     yield Case("dstack-1d", lambda np, x, y: np.dstack([x, y]), R(3), R(3), fg_only=True)
     if hasattr(onp, "row_stack"):
+
         def row_stack(np, x, y):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 return np.row_stack([x, y])
+
         yield Case("row_stack", row_stack, R(3), R(2, 3))
     yield Case("array-of-scalars", lambda np, x, y: np.array([x, y, 2.0 * x]), R(), R())
-    yield Case("array-of-floats", lambda np, x, y: np.array([x, y, x * y]),
-               float(R()), float(R()))
+    yield Case("array-of-floats", lambda np, x, y: np.array([x, y, x * y]), float(R()), float(R()))
     yield Case("array-nested", lambda np, x, y: np.array([[x, 1.0], [y, x * y]]), R(), R())
     yield Case("array-of-arrays", lambda np, x, y: np.array([x, y]), R(3), R(3))
     yield Case("array-of-rows", lambda np, x: np.array([x[0], x[2], x[1] * 2.0]), R(3, 2))
@@ -300,6 +317,7 @@ def _join_cases():
 
 # ---------------------------------------------------------------------------
 # where, clip
+
 
 def _where_clip_cases():
     cond = R(2, 3) > 0
@@ -311,12 +329,9 @@ def _where_clip_cases():
     yield Case("where-0d", lambda np, x, y: np.where(True, x, y), R(), R())
     # broadcasting x and y against cond and each other: the gradient must be reduced
     # to each input's own shape (autograd returns the broadcast shape)
-    yield Case("where-bcast", lambda np, x, y: np.where(cond_b, x, y), R(3, 1), R(1, 4),
-               fg_only=True)
-    yield Case("where-bcast-scalar", lambda np, x, y: np.where(cond_b, x, y), R(), R(4),
-               fg_only=True)
-    yield Case("where-bcast-cond", lambda np, x, y: np.where(cond_b, x, y), R(3, 4), R(4),
-               fg_only=True)
+    yield Case("where-bcast", lambda np, x, y: np.where(cond_b, x, y), R(3, 1), R(1, 4), fg_only=True)
+    yield Case("where-bcast-scalar", lambda np, x, y: np.where(cond_b, x, y), R(), R(4), fg_only=True)
+    yield Case("where-bcast-cond", lambda np, x, y: np.where(cond_b, x, y), R(3, 4), R(4), fg_only=True)
     yield Case("clip", lambda np, x: np.clip(x, -0.5, 0.7), R(3, 4))
     yield Case("clip-method", lambda np, x: x.clip(-0.5, 0.7), R(3, 4))
     yield Case("clip-none-max", lambda np, x: np.clip(x, None, 0.3), R(3, 4))
@@ -325,6 +340,7 @@ def _where_clip_cases():
 
 # ---------------------------------------------------------------------------
 # Indexing
+
 
 def _index_cases():
     mask = R(3, 4) > 0
@@ -343,14 +359,24 @@ def _index_cases():
     yield Case("idx-bool", lambda np, x: x[mask], R(3, 4))
     yield Case("idx-bool-row", lambda np, x: x[onp.array([True, False, True])], R(3, 4))
     yield Case("idx-0d-ellipsis", lambda np, x: x[...], R())
-    yield Case("idx-sum-repeated", lambda np, x: x[0] * x[0] + x[1] * x[0] + x[[2, 2]].sum(),
-               R(3))
+    yield Case("idx-sum-repeated", lambda np, x: x[0] * x[0] + x[1] * x[0] + x[[2, 2]].sum(), R(3))
 
 
-ALL_CASES = [c for gen in (_unary_cases, _binary_cases, _operator_cases, _reduction_cases,
-                           _product_cases, _shape_cases, _join_cases, _where_clip_cases,
-                           _index_cases)
-             for c in gen()]
+ALL_CASES = [
+    c
+    for gen in (
+        _unary_cases,
+        _binary_cases,
+        _operator_cases,
+        _reduction_cases,
+        _product_cases,
+        _shape_cases,
+        _join_cases,
+        _where_clip_cases,
+        _index_cases,
+    )
+    for c in gen()
+]
 ALL_PARAMS = [c.param() for c in ALL_CASES]
 
 
@@ -381,6 +407,7 @@ def test_matches_autograd(case, np, ag, ref):
 # ---------------------------------------------------------------------------
 # Specific behaviours
 
+
 def test_max_ties_split_evenly(ag, np):
     x = onp.array([1.0, 3.0, 3.0, -2.0])
     onp.testing.assert_allclose(ag.grad(np.max)(x), [0.0, 0.5, 0.5, 0.0])
@@ -401,8 +428,9 @@ def test_prod_with_zero_entry(ag, np):
     onp.testing.assert_allclose(g2, [[0.0, 2.0], [0.0, 0.0], [4.0, 1.5]])
 
 
-@pytest.mark.parametrize("index", [[0, 0, 2], [3, 3, 3, 1], onp.array([[1, 1], [0, 1]])],
-                         ids=["0-0-2", "3-3-3-1", "2d-index"])
+@pytest.mark.parametrize(
+    "index", [[0, 0, 2], [3, 3, 3, 1], onp.array([[1, 1], [0, 1]])], ids=["0-0-2", "3-3-3-1", "2d-index"]
+)
 def test_repeated_indices_accumulate(ag, np, index):
     x = R(4)
     w = R(*onp.shape(index))
@@ -414,11 +442,13 @@ def test_repeated_indices_accumulate(ag, np, index):
 
 def test_many_index_uses_accumulate(ag, np):
     x = R(50)
+
     def f(x):
         s = 0.0
         for i in range(50):
             s = s + x[i % 7] * x[(3 * i) % 50]
         return s
+
     g = ag.grad(f)(x)
     expected = onp.zeros(50)
     for i in range(50):
@@ -430,7 +460,7 @@ def test_many_index_uses_accumulate(ag, np):
 def test_broadcast_gradient_shapes(ag, np):
     # each argument's gradient is reduced to its own shape, whatever the broadcast
     x, y = R(3, 1), R(1, 4)
-    f = lambda x, y: np.sum(x * y + x - y)  # noqa: E731
+    f = lambda x, y: np.sum(x * y + x - y)
     gx, gy = ag.grad(f, 0)(x, y), ag.grad(f, 1)(x, y)
     assert gx.shape == (3, 1) and gy.shape == (1, 4)
     onp.testing.assert_allclose(gx[:, 0], y.sum() + 4.0)
@@ -441,34 +471,46 @@ def test_broadcast_gradient_shapes(ag, np):
 
 # float32 in, float32 gradient out -----------------------------------------------
 
-F32_FUNS = {name: (lambda name: lambda np, x: getattr(np, name)(x))(name)
-            for name in UNARY_DOMAINS}
-F32_FUNS.update({
-    "sum": lambda np, x: np.sum(x, axis=0), "mean": lambda np, x: np.mean(x, axis=0),
-    "prod": lambda np, x: np.prod(x, axis=1), "max": lambda np, x: np.max(x, axis=1),
-    "min": lambda np, x: np.min(x), "mul-float": lambda np, x: x * 2.5,
-    "add-float": lambda np, x: 1.5 + x, "div-float": lambda np, x: 1.5 / x,
-    "pow-float": lambda np, x: x ** 2.5, "rpow-float": lambda np, x: 2.5 ** x,
-    "mod-float": lambda np, x: x % 0.25, "mul-f64-0d": lambda np, x: x * onp.float64(3.0),
-    "dot": lambda np, x: np.dot(x, x.T), "matmul": lambda np, x: x @ x.T,
-    "tensordot": lambda np, x: np.tensordot(x, x, 2), "outer": lambda np, x: np.outer(x, x),
-    "reshape": lambda np, x: np.reshape(x, (-1,)), "transpose": lambda np, x: x.T,
-    "expand_squeeze": lambda np, x: np.squeeze(np.expand_dims(x, 0)),
-    "concatenate": lambda np, x: np.concatenate([x, x * 2.0]),
-    "stack": lambda np, x: np.stack([x, x]), "array": lambda np, x: np.array([x[0], x[1]]),
-    "where": lambda np, x: np.where(x > 1.0, x, 0.0),
-    "clip": lambda np, x: np.clip(x, 0.7, 1.3), "index": lambda np, x: x[[0, 0, 1], 1:],
-})
+F32_FUNS = {name: (lambda name: lambda np, x: getattr(np, name)(x))(name) for name in UNARY_DOMAINS}
+F32_FUNS.update(
+    {
+        "sum": lambda np, x: np.sum(x, axis=0),
+        "mean": lambda np, x: np.mean(x, axis=0),
+        "prod": lambda np, x: np.prod(x, axis=1),
+        "max": lambda np, x: np.max(x, axis=1),
+        "min": lambda np, x: np.min(x),
+        "mul-float": lambda np, x: x * 2.5,
+        "add-float": lambda np, x: 1.5 + x,
+        "div-float": lambda np, x: 1.5 / x,
+        "pow-float": lambda np, x: x**2.5,
+        "rpow-float": lambda np, x: 2.5**x,
+        "mod-float": lambda np, x: x % 0.25,
+        "mul-f64-0d": lambda np, x: x * onp.float64(3.0),
+        "dot": lambda np, x: np.dot(x, x.T),
+        "matmul": lambda np, x: x @ x.T,
+        "tensordot": lambda np, x: np.tensordot(x, x, 2),
+        "outer": lambda np, x: np.outer(x, x),
+        "reshape": lambda np, x: np.reshape(x, (-1,)),
+        "transpose": lambda np, x: x.T,
+        "expand_squeeze": lambda np, x: np.squeeze(np.expand_dims(x, 0)),
+        "concatenate": lambda np, x: np.concatenate([x, x * 2.0]),
+        "stack": lambda np, x: np.stack([x, x]),
+        "array": lambda np, x: np.array([x[0], x[1]]),
+        "where": lambda np, x: np.where(x > 1.0, x, 0.0),
+        "clip": lambda np, x: np.clip(x, 0.7, 1.3),
+        "index": lambda np, x: x[[0, 0, 1], 1:],
+    }
+)
 # autograd 1.9.1 returns float64 gradients for these (a documented defect)
 # (mul-f64-0d: float32 array times a np.float64 scalar gives a float64 output under
 # NEP 50; the gradient w.r.t. the float32 input must still be float32.  outer: autograd
 # also gets the shape wrong for 2-d inputs.)
-F32_AUTOGRAD_DEFECTS = {"mean", "max", "min", "exp2", "log2", "log10", "rpow-float", "where",
-                        "mul-f64-0d", "outer"}
+F32_AUTOGRAD_DEFECTS = {"mean", "max", "min", "exp2", "log2", "log10", "rpow-float", "where", "mul-f64-0d", "outer"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[FG_ONLY] if n in F32_AUTOGRAD_DEFECTS
-                                               else []) for n in F32_FUNS])
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[FG_ONLY] if n in F32_AUTOGRAD_DEFECTS else []) for n in F32_FUNS]
+)
 def test_float32_gradient_keeps_float32(ag, np, name):
     fun = F32_FUNS[name]
     x64 = onp.asarray(_RS_F32.uniform(0.55, 0.85, size=(2, 3)))
@@ -485,8 +527,7 @@ def test_float32_gradient_keeps_float32(ag, np, name):
 _RS_F32 = onp.random.RandomState(32)
 
 
-@pytest.mark.parametrize("wrap", [onp.float32, lambda v: onp.asarray(v, onp.float32)],
-                         ids=["np.float32", "0d-array"])
+@pytest.mark.parametrize("wrap", [onp.float32, lambda v: onp.asarray(v, onp.float32)], ids=["np.float32", "0d-array"])
 def test_float32_scalar_gradient(ag, np, wrap):
     x = wrap(0.75)
     g = ag.grad(lambda x: np.sin(x) * x + 0.5)(x)

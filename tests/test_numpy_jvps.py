@@ -16,6 +16,7 @@ runs on fastgrad.numpy and autograd.numpy:
 The module tests fastgrad's forward mode, which autograd largely lacks, so it is
 fastgrad-only (skipped under FG_TEST_TARGET=autograd).
 """
+
 import functools
 import warnings
 
@@ -59,8 +60,7 @@ class Case:
     where the case is made); ref_jvp: autograd also has a JVP for it; order: of
     check_grads; tol: extra keyword arguments for the comparisons with autograd."""
 
-    def __init__(self, name, fun, *args, argnums=(0,), order=2, ref=True, ref_jvp=True,
-                 rtol=1e-10):
+    def __init__(self, name, fun, *args, argnums=(0,), order=2, ref=True, ref_jvp=True, rtol=1e-10):
         self.name, self.fun, self.args, self.argnums = name, fun, args, tuple(argnums)
         self.order, self.ref, self.ref_jvp, self.rtol = order, ref, ref_jvp, rtol
 
@@ -82,7 +82,7 @@ def run_check_grads(case):
     argnum = case.argnums[0] if len(case.argnums) == 1 else case.argnums
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)   # np.cross of 2-vectors
+        warnings.simplefilter("ignore", DeprecationWarning)  # np.cross of 2-vectors
         warnings.filterwarnings("ignore", "Output seems independent of input")
         check_grads(case.bind(fnp), argnum=argnum, modes=["fwd", "rev"], order=case.order)(*args)
 
@@ -118,10 +118,11 @@ def compare_with_autograd(case):
         args = copy_args(case.args)
 
         def f(x, f=ours):
-            return f(*args[:i], x, *args[i + 1:])
+            return f(*args[:i], x, *args[i + 1 :])
 
         def fa(x, f=theirs):
-            return f(*args[:i], x, *args[i + 1:])
+            return f(*args[:i], x, *args[i + 1 :])
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             vjp, value = fastgrad.make_vjp(f)(args[i])
@@ -148,22 +149,71 @@ def _seeded():
 # ---------------------------------------------------------------------------------------
 # Unary math
 
+
 def _in(lo, hi):
     return lambda *s: R(*s, lo=lo, hi=hi)
 
 
 UNARY = {
-    "abs": S, "absolute": S, "fabs": S, "arccos": _in(-0.9, 0.9), "arccosh": _in(1.2, 3.0),
-    "arcsin": _in(-0.9, 0.9), "arcsinh": R, "arctan": R, "arctanh": _in(-0.9, 0.9),
-    "cos": R, "cosh": R, "deg2rad": R, "degrees": R, "exp": R, "exp2": R, "expm1": R,
-    "log": P, "log10": P, "log1p": _in(-0.5, 2.0), "log2": P, "negative": R,
-    "rad2deg": R, "radians": R, "reciprocal": S, "sin": R, "sinc": S, "sinh": R,
-    "sqrt": P, "square": R, "tan": _in(-1.2, 1.2), "tanh": R, "nan_to_num": R,
+    "abs": S,
+    "absolute": S,
+    "fabs": S,
+    "arccos": _in(-0.9, 0.9),
+    "arccosh": _in(1.2, 3.0),
+    "arcsin": _in(-0.9, 0.9),
+    "arcsinh": R,
+    "arctan": R,
+    "arctanh": _in(-0.9, 0.9),
+    "cos": R,
+    "cosh": R,
+    "deg2rad": R,
+    "degrees": R,
+    "exp": R,
+    "exp2": R,
+    "expm1": R,
+    "log": P,
+    "log10": P,
+    "log1p": _in(-0.5, 2.0),
+    "log2": P,
+    "negative": R,
+    "rad2deg": R,
+    "radians": R,
+    "reciprocal": S,
+    "sin": R,
+    "sinc": S,
+    "sinh": R,
+    "sqrt": P,
+    "square": R,
+    "tan": _in(-1.2, 1.2),
+    "tanh": R,
+    "nan_to_num": R,
 }
 # holomorphic functions differentiated at complex points (away from branch cuts)
-COMPLEX_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "square",
-                 "reciprocal", "negative", "arcsin", "arccos", "arctan", "arcsinh", "arctanh",
-                 "exp2", "expm1", "log10", "log2", "log1p", "arccosh"]
+COMPLEX_UNARY = [
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "square",
+    "reciprocal",
+    "negative",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arctanh",
+    "exp2",
+    "expm1",
+    "log10",
+    "log2",
+    "log1p",
+    "arccosh",
+]
 
 
 def _unary_cases():
@@ -200,10 +250,22 @@ def _complex_part_cases():
 BINARY_SHAPES = [((), ()), ((3,), ()), ((), (3,)), ((3, 1), (1, 4)), ((2, 3), (3,))]
 _MOD_X, _MOD_Y = _in(0.2, 5.0), _in(1.1, 1.9)
 BINARY = {
-    "add": (R, R), "subtract": (R, R), "multiply": (R, R), "divide": (R, S),
-    "true_divide": (R, S), "mod": (_MOD_X, _MOD_Y), "remainder": (_MOD_X, _MOD_Y),
-    "power": (P, R), "maximum": (R, R), "minimum": (R, R), "fmax": (R, R), "fmin": (R, R),
-    "logaddexp": (R, R), "logaddexp2": (R, R), "arctan2": (S, S), "hypot": (S, S),
+    "add": (R, R),
+    "subtract": (R, R),
+    "multiply": (R, R),
+    "divide": (R, S),
+    "true_divide": (R, S),
+    "mod": (_MOD_X, _MOD_Y),
+    "remainder": (_MOD_X, _MOD_Y),
+    "power": (P, R),
+    "maximum": (R, R),
+    "minimum": (R, R),
+    "fmax": (R, R),
+    "fmin": (R, R),
+    "logaddexp": (R, R),
+    "logaddexp2": (R, R),
+    "arctan2": (S, S),
+    "hypot": (S, S),
 }
 # autograd has no JVP for these binary functions
 _NO_AUTOGRAD_JVP = {"hypot"}
@@ -216,25 +278,30 @@ def _binary_cases():
         for sx, sy in BINARY_SHAPES:
             yield Case(f"{name}-{sx}-{sy}", fun, gx(*sx), gy(*sy), argnums=(0, 1), ref_jvp=jvp)
         yield Case(f"{name}-float-array", fun, float(gx()), gy(2, 3), argnums=(0, 1), ref_jvp=jvp)
-    for name, op in (("+", lambda x, y: x + y), ("-", lambda x, y: x - y),
-                     ("*", lambda x, y: x * y), ("/", lambda x, y: x / y),
-                     ("**", lambda x, y: x ** y), ("%", lambda x, y: x % y)):
+    for name, op in (
+        ("+", lambda x, y: x + y),
+        ("-", lambda x, y: x - y),
+        ("*", lambda x, y: x * y),
+        ("/", lambda x, y: x / y),
+        ("**", lambda x, y: x**y),
+        ("%", lambda x, y: x % y),
+    ):
         gx, gy = (P, R) if name == "**" else (_MOD_X, _MOD_Y) if name == "%" else (R, S)
         fun = (lambda op: lambda np, x, y: op(x, y))(op)
         yield Case(f"op{name}", fun, gx(3, 1), gy(4), argnums=(0, 1))
         yield Case(f"op{name}-reflected", (lambda op: lambda np, x: op(1.5, x))(op), gy(3))
-    yield Case("pow-int", lambda np, x: x ** 2, R(3))
-    yield Case("pow-3", lambda np, x: x ** 3, R(2, 3))
+    yield Case("pow-int", lambda np, x: x**2, R(3))
+    yield Case("pow-3", lambda np, x: x**3, R(2, 3))
     for name in ("add", "subtract", "multiply", "divide"):
         fun = (lambda name: lambda np, x, y: getattr(np, name)(x, y))(name)
         yield Case(f"{name}-complex", fun, C(3, 1), C(4), argnums=(0, 1))
         yield Case(f"{name}-real-complex", fun, R(3), C(3), argnums=(0, 1))
-    yield Case("power-complex", lambda np, x, y: np.power(x, y), C(3) + 2.0, R(3),
-               argnums=(0, 1))
+    yield Case("power-complex", lambda np, x, y: np.power(x, y), C(3) + 2.0, R(3), argnums=(0, 1))
 
 
 # ---------------------------------------------------------------------------------------
 # Reductions
+
 
 def _reduction_cases():
     x = R(2, 3, 4)
@@ -242,18 +309,22 @@ def _reduction_cases():
         gen = (lambda *s: S(*s, lo=0.5, hi=1.5)) if name == "prod" else R
         for axis in (None, 1, -1, (0, 2)):
             for keepdims in (False, True):
-                fun = (lambda name, axis, keepdims: lambda np, x: getattr(np, name)(
-                    x, axis=axis, keepdims=keepdims))(name, axis, keepdims)
+                fun = (lambda name, axis, keepdims: lambda np, x: getattr(np, name)(x, axis=axis, keepdims=keepdims))(
+                    name, axis, keepdims
+                )
                 # autograd has no JVP for max/min with keepdims, and its var raises for a
                 # tuple axis
-                yield Case(f"{name}-axis{axis}-keep{keepdims}", fun, gen(2, 3, 4),
-                           ref_jvp=not (keepdims and name in ("max", "min", "amax", "amin")),
-                           ref=not (name == "var" and isinstance(axis, tuple)))
+                yield Case(
+                    f"{name}-axis{axis}-keep{keepdims}",
+                    fun,
+                    gen(2, 3, 4),
+                    ref_jvp=not (keepdims and name in ("max", "min", "amax", "amin")),
+                    ref=not (name == "var" and isinstance(axis, tuple)),
+                )
         yield Case(f"{name}-float", (lambda n: lambda np, x: getattr(np, n)(x))(name), float(gen()))
         yield Case(f"{name}-0d", (lambda n: lambda np, x: getattr(np, n)(x))(name), gen())
         if not name.startswith("am"):
-            yield Case(f"{name}-method", (lambda n: lambda np, x: getattr(x, n)(axis=0))(name),
-                       gen(3, 2))
+            yield Case(f"{name}-method", (lambda n: lambda np, x: getattr(x, n)(axis=0))(name), gen(3, 2))
     for name in ("var", "std"):
         for ddof in (1, 2):
             fun = (lambda name, ddof: lambda np, x: getattr(np, name)(x, axis=1, ddof=ddof))(name, ddof)
@@ -268,12 +339,12 @@ def _reduction_cases():
         yield Case(f"cumsum-axis{axis}", fun, R(3, 4))
     yield Case("cumsum-complex", lambda np, x: np.cumsum(x), C(4))
     yield Case("cumsum-method", lambda np, x: x.cumsum(axis=0), R(3, 2))
-    yield Case("mean-of-list", lambda np, x, y: np.mean([x, y, x * y]), R(3), R(3),
-               argnums=(0, 1))
+    yield Case("mean-of-list", lambda np, x, y: np.mean([x, y, x * y]), R(3), R(3), argnums=(0, 1))
 
 
 # ---------------------------------------------------------------------------------------
 # clip, where
+
 
 def _selection_cases():
     cond = R(2, 3) > 0
@@ -281,38 +352,31 @@ def _selection_cases():
     yield Case("clip-method", lambda np, x: x.clip(-0.5, 0.7), R(3, 4))
     yield Case("clip-none-max", lambda np, x: np.clip(x, None, 0.3), R(3, 4))
     yield Case("clip-0d", lambda np, x: np.clip(x, -1.0, 1.0), R())
-    yield Case("where-xy", lambda np, x, y: np.where(cond, x, y), R(2, 3), R(2, 3),
-               argnums=(0, 1))
+    yield Case("where-xy", lambda np, x, y: np.where(cond, x, y), R(2, 3), R(2, 3), argnums=(0, 1))
     yield Case("where-x-const", lambda np, x: np.where(cond, x, 0.0), R(2, 3))
     yield Case("where-from-x", lambda np, x: np.where(x > 0, x, x * x), R(2, 3))
     # autograd raises for 0-d x and y, and gives a real y a complex gradient
-    yield Case("where-0d", lambda np, x, y: np.where(True, x, y), R(), R(), argnums=(0, 1),
-               ref=False)
-    yield Case("where-complex", lambda np, x, y: np.where(cond, x, y), C(2, 3), R(2, 3),
-               argnums=(0, 1), ref=False)
+    yield Case("where-0d", lambda np, x, y: np.where(True, x, y), R(), R(), argnums=(0, 1), ref=False)
+    yield Case("where-complex", lambda np, x, y: np.where(cond, x, y), C(2, 3), R(2, 3), argnums=(0, 1), ref=False)
 
 
 # ---------------------------------------------------------------------------------------
 # Products
 
+
 def _product_cases():
-    yield Case("dot-2d-2d", lambda np, x, y: np.dot(x, y), R(2, 3), R(3, 4), argnums=(0, 1),
-               order=3)
+    yield Case("dot-2d-2d", lambda np, x, y: np.dot(x, y), R(2, 3), R(3, 4), argnums=(0, 1), order=3)
     yield Case("dot-1d-1d", lambda np, x, y: np.dot(x, y), R(4), R(4), argnums=(0, 1), order=3)
     yield Case("dot-2d-1d", lambda np, x, y: np.dot(x, y), R(3, 4), R(4), argnums=(0, 1), order=3)
-    yield Case("dot-3d-2d", lambda np, x, y: np.dot(x, y), R(2, 3, 4), R(4, 2), argnums=(0, 1),
-               order=3)
+    yield Case("dot-3d-2d", lambda np, x, y: np.dot(x, y), R(2, 3, 4), R(4, 2), argnums=(0, 1), order=3)
     yield Case("dot-scalar", lambda np, x, y: np.dot(x, y), R(), R(2, 3), argnums=(0, 1), order=3)
     yield Case("dot-complex", lambda np, x, y: np.dot(x, y), C(2, 3), C(3), argnums=(0, 1), order=3)
     yield Case("outer", lambda np, x, y: np.outer(x, y), R(3), R(4), argnums=(0, 1), order=3)
-    yield Case("outer-complex", lambda np, x, y: np.outer(x, y), C(3), R(2), argnums=(0, 1),
-               order=3)
+    yield Case("outer-complex", lambda np, x, y: np.outer(x, y), C(3), R(2), argnums=(0, 1), order=3)
     # autograd flattens the gradient of a 2-d (or 0-d) argument of outer
-    yield Case("outer-2d", lambda np, x, y: np.outer(x, y), R(2, 2), R(3), argnums=(0, 1),
-               order=3, ref=False)
+    yield Case("outer-2d", lambda np, x, y: np.outer(x, y), R(2, 2), R(3), argnums=(0, 1), order=3, ref=False)
     yield Case("matmul-2d", lambda np, x, y: np.matmul(x, y), R(2, 3), R(3, 4), argnums=(0, 1))
-    yield Case("matmul-batch-bcast", lambda np, x, y: x @ y, R(2, 1, 3, 4), R(3, 4, 2),
-               argnums=(0, 1))
+    yield Case("matmul-batch-bcast", lambda np, x, y: x @ y, R(2, 1, 3, 4), R(3, 4, 2), argnums=(0, 1))
     yield Case("matmul-1d-2d", lambda np, x, y: x @ y, R(3), R(3, 4), argnums=(0, 1))
     yield Case("matmul-3d-1d", lambda np, x, y: x @ y, R(2, 3, 4), R(4), argnums=(0, 1))
     yield Case("matmul-complex", lambda np, x, y: x @ y, C(2, 3), C(3, 2), argnums=(0, 1))
@@ -329,29 +393,29 @@ def _product_cases():
             x, y = R(2, 3, 4), R(4, 2)
         fun = (lambda axes: lambda np, x, y: np.tensordot(x, y, axes=axes))(axes)
         yield Case(f"tensordot-{axes}", fun, x, y, argnums=(0, 1))
-    yield Case("einsum-matmul", lambda np, x, y: np.einsum("ij,jk->ik", x, y), R(2, 3), R(3, 4),
-               argnums=(0, 1))
-    yield Case("einsum-implicit", lambda np, x, y: np.einsum("ab,bC", x, y), R(2, 3), R(3, 4),
-               argnums=(0, 1))
+    yield Case("einsum-matmul", lambda np, x, y: np.einsum("ij,jk->ik", x, y), R(2, 3), R(3, 4), argnums=(0, 1))
+    yield Case("einsum-implicit", lambda np, x, y: np.einsum("ab,bC", x, y), R(2, 3), R(3, 4), argnums=(0, 1))
     yield Case("einsum-trace", lambda np, x: np.einsum("ii", x), R(3, 3), ref=False)  # autograd raises
-    yield Case("einsum-3ops", lambda np, x, y, z: np.einsum("ij,jk,k->i", x, y, z),
-               R(2, 3), R(3, 4), R(4), argnums=(0, 1, 2))
-    yield Case("einsum-ellipsis", lambda np, x, y: np.einsum("...ij,...j->...i", x, y),
-               R(2, 3, 4), R(4), argnums=(0, 1))
-    yield Case("einsum-sublist", lambda np, x, y: np.einsum(x, [0, 1], y, [1, 2], [0, 2]),
-               R(2, 3), R(3, 4), argnums=(0, 1))
-    yield Case("einsum-complex", lambda np, x, y: np.einsum("ij,j", x, y), C(2, 3), C(3),
-               argnums=(0, 1))
+    yield Case(
+        "einsum-3ops", lambda np, x, y, z: np.einsum("ij,jk,k->i", x, y, z), R(2, 3), R(3, 4), R(4), argnums=(0, 1, 2)
+    )
+    yield Case(
+        "einsum-ellipsis", lambda np, x, y: np.einsum("...ij,...j->...i", x, y), R(2, 3, 4), R(4), argnums=(0, 1)
+    )
+    yield Case(
+        "einsum-sublist", lambda np, x, y: np.einsum(x, [0, 1], y, [1, 2], [0, 2]), R(2, 3), R(3, 4), argnums=(0, 1)
+    )
+    yield Case("einsum-complex", lambda np, x, y: np.einsum("ij,j", x, y), C(2, 3), C(3), argnums=(0, 1))
     yield Case("einsum-same-twice", lambda np, x: np.einsum("i,i", x, x), R(3))
     yield Case("kron", lambda np, x, y: np.kron(x, y), R(2, 2), R(3, 1), argnums=(0, 1))
     yield Case("kron-1d", lambda np, x, y: np.kron(x, y), R(2), R(3), argnums=(0, 1))
     yield Case("cross", lambda np, x, y: np.cross(x, y), R(4, 3), R(4, 3), argnums=(0, 1))
-    yield Case("cross-axis", lambda np, x, y: np.cross(x, y, axis=0), R(3, 2), R(3, 2),
-               argnums=(0, 1))
+    yield Case("cross-axis", lambda np, x, y: np.cross(x, y, axis=0), R(3, 2), R(3, 2), argnums=(0, 1))
 
 
 # ---------------------------------------------------------------------------------------
 # Shapes
+
 
 def _shape_cases():
     x = R(2, 3, 4)
@@ -376,27 +440,27 @@ def _shape_cases():
 # ---------------------------------------------------------------------------------------
 # Joining and splitting
 
+
 def _join_cases():
     c = R(2, 3)
-    yield Case("concatenate", lambda np, x, y: np.concatenate([x, c, y], axis=1), R(2, 1),
-               R(2, 2), argnums=(0, 1))
-    yield Case("stack", lambda np, x, y: np.stack([x, y], axis=-1), R(2, 3), R(2, 3),
-               argnums=(0, 1))
+    yield Case("concatenate", lambda np, x, y: np.concatenate([x, c, y], axis=1), R(2, 1), R(2, 2), argnums=(0, 1))
+    yield Case("stack", lambda np, x, y: np.stack([x, y], axis=-1), R(2, 3), R(2, 3), argnums=(0, 1))
     yield Case("hstack", lambda np, x, y: np.hstack([x, y]), R(3), R(2), argnums=(0, 1))
     yield Case("vstack", lambda np, x, y: np.vstack([x, y]), R(3), R(2, 3), argnums=(0, 1))
-    yield Case("column_stack", lambda np, x, y: np.column_stack([x, y]), R(3), R(3, 2),
-               argnums=(0, 1))
-    yield Case("array", lambda np, x, y: np.array([[x, 1.0], [y, x * y]]), R(), R(),
-               argnums=(0, 1))
+    yield Case("column_stack", lambda np, x, y: np.column_stack([x, y]), R(3), R(3, 2), argnums=(0, 1))
+    yield Case("array", lambda np, x, y: np.array([[x, 1.0], [y, x * y]]), R(), R(), argnums=(0, 1))
     yield Case("array-of-rows", lambda np, x: np.array([x[0], x[2], x[1] * 2.0]), R(3, 2))
-    for name, arg, shape in (("split", 2, (4, 3)), ("array_split", 3, (4, 3)),
-                             ("hsplit", 3, (2, 3)), ("vsplit", [1], (4, 3)),
-                             ("dsplit", 2, (2, 1, 4))):
+    for name, arg, shape in (
+        ("split", 2, (4, 3)),
+        ("array_split", 3, (4, 3)),
+        ("hsplit", 3, (2, 3)),
+        ("vsplit", [1], (4, 3)),
+        ("dsplit", 2, (2, 1, 4)),
+    ):
         fun = (lambda name, arg: lambda np, x: getattr(np, name)(x, arg)[1] * 2.0)(name, arg)
         yield Case(name, fun, R(*shape))
     yield Case("split-axis", lambda np, x: np.split(x, [1, 2], axis=1)[2], R(2, 4))
-    yield Case("split-all-parts", lambda np, x: np.sum(np.split(x, 2)[0] * np.split(x, 2)[1]),
-               R(4))
+    yield Case("split-all-parts", lambda np, x: np.sum(np.split(x, 2)[0] * np.split(x, 2)[1]), R(4))
     yield Case("repeat", lambda np, x: np.repeat(x, 2, axis=1), R(2, 3))
     yield Case("repeat-flat", lambda np, x: np.repeat(x, 3), R(2, 2))
     # autograd: repeat only with an int count, pad only with mode given positionally
@@ -409,6 +473,7 @@ def _join_cases():
 
 # ---------------------------------------------------------------------------------------
 # Reordering, diagonals, differences, construction, indexing
+
 
 def _misc_cases():
     yield Case("flipud", lambda np, x: np.flipud(x), R(3, 2))
@@ -452,9 +517,21 @@ def _misc_cases():
     yield Case("iterate", lambda np, x: np.array([v * v for v in x]), R(3))
 
 
-ALL_CASES = [c for gen in (_unary_cases, _complex_part_cases, _binary_cases, _reduction_cases,
-                           _selection_cases, _product_cases, _shape_cases, _join_cases,
-                           _misc_cases) for c in gen()]
+ALL_CASES = [
+    c
+    for gen in (
+        _unary_cases,
+        _complex_part_cases,
+        _binary_cases,
+        _reduction_cases,
+        _selection_cases,
+        _product_cases,
+        _shape_cases,
+        _join_cases,
+        _misc_cases,
+    )
+    for c in gen()
+]
 
 
 @pytest.mark.parametrize("case", [c.param() for c in ALL_CASES])
@@ -470,6 +547,7 @@ def test_matches_autograd(case):
 # ---------------------------------------------------------------------------------------
 # Forward mode specifics
 
+
 def test_jvp_tangent_lives_in_the_result_space():
     # the tangent of x in x + y is x's tangent broadcast to the result (and complex when
     # the result is)
@@ -477,8 +555,7 @@ def test_jvp_tangent_lives_in_the_result_space():
     _, t = fastgrad.make_jvp(lambda x: fnp.add(x, y))(x)(onp.ones((3, 1)))
     assert t.shape == (3, 4) and t.dtype == onp.complex128
     onp.testing.assert_array_equal(t, onp.ones((3, 4)))
-    _, t = fastgrad.make_jvp(lambda x: x * onp.float32(2.0))(onp.ones(2, onp.float32))(
-        onp.ones(2, onp.float32))
+    _, t = fastgrad.make_jvp(lambda x: x * onp.float32(2.0))(onp.ones(2, onp.float32))(onp.ones(2, onp.float32))
     assert t.dtype == onp.float32
 
 

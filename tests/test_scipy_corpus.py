@@ -5,6 +5,7 @@ Each case names a function by its path under ``<package>.scipy`` and arguments; 
 and, for every listed argument, the gradient of ``sum(f(...) * W)`` (a fixed random ``W``)
 are computed with both packages and compared (scale-aware relative error).
 """
+
 import importlib
 
 import numpy as onp
@@ -13,7 +14,7 @@ import pytest
 pytest.importorskip("scipy")
 pytest.importorskip("autograd")
 
-from gradcheck import max_relative_error  # noqa: E402
+from gradcheck import max_relative_error
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -25,18 +26,29 @@ CASES = []
 
 
 def case(path, args, argnums, rtol=1e-10, kwargs=None, label=None):
-    CASES.append(pytest.param(path, args, argnums, rtol, kwargs or {},
-                              id="{}-{}".format(label or path, len(CASES))))
+    CASES.append(pytest.param(path, args, argnums, rtol, kwargs or {}, id="{}-{}".format(label or path, len(CASES))))
 
 
 # ---- special ---------------------------------------------------------------------------
-for name, xs in [("gamma", (POS, 1.3)), ("gammaln", (POS, 2.7)), ("rgamma", (POS, 0.8)),
-                 ("digamma", (POS, 4.5)), ("psi", (POS, 1.1)), ("j0", (POS, -2.0)),
-                 ("y0", (POS, 2.5)), ("j1", (POS, -0.7)), ("y1", (POS, 1.9)), ("i0", (REAL, 1.5)),
-                 ("i1", (REAL, -0.4)), ("erf", (REAL, 0.3)), ("erfc", (REAL, -0.9)),
-                 ("erfinv", (onp.array([-0.7, 0.1, 0.6]), 0.2)),
-                 ("erfcinv", (onp.array([0.3, 1.0, 1.6]), 1.2)), ("logit", (UNIT, 0.3)),
-                 ("expit", (REAL, 2.0))]:
+for name, xs in [
+    ("gamma", (POS, 1.3)),
+    ("gammaln", (POS, 2.7)),
+    ("rgamma", (POS, 0.8)),
+    ("digamma", (POS, 4.5)),
+    ("psi", (POS, 1.1)),
+    ("j0", (POS, -2.0)),
+    ("y0", (POS, 2.5)),
+    ("j1", (POS, -0.7)),
+    ("y1", (POS, 1.9)),
+    ("i0", (REAL, 1.5)),
+    ("i1", (REAL, -0.4)),
+    ("erf", (REAL, 0.3)),
+    ("erfc", (REAL, -0.9)),
+    ("erfinv", (onp.array([-0.7, 0.1, 0.6]), 0.2)),
+    ("erfcinv", (onp.array([0.3, 1.0, 1.6]), 1.2)),
+    ("logit", (UNIT, 0.3)),
+    ("expit", (REAL, 2.0)),
+]:
     for x in xs:
         case("special." + name, (x,), (0,))
 case("special.polygamma", (onp.array([0, 1, 2]), POS), (1,))
@@ -102,12 +114,17 @@ for method in ("logpdf", "pdf"):
     case("stats.dirichlet." + method, (onp.array([0.2, 0.3, 0.5]), ALPHA), (0, 1))
 
 # ---- signal ----------------------------------------------------------------------------
-for sa, sb, kw in [((5,), (3,), {}), ((3,), (5,), dict(mode="valid")), ((5,), (3,), dict(mode="same")),
-                   ((4, 5), (3, 3), dict(mode="valid")), ((4, 5), (3, 2), {}),
-                   ((3, 4, 5), (4, 2, 3), dict(axes=([2], [2]), dot_axes=[(1,), (0,)])),
-                   ((3, 4, 5), (4, 2, 3), dict(axes=([0, 2], [1, 2]), dot_axes=[(1,), (0,)])),
-                   ((2, 5), (3, 4), dict(axes=([1], [1]))),
-                   ((5, 2), (3, 4), dict(axes=([0], [1]), mode="same"))]:
+for sa, sb, kw in [
+    ((5,), (3,), {}),
+    ((3,), (5,), dict(mode="valid")),
+    ((5,), (3,), dict(mode="same")),
+    ((4, 5), (3, 3), dict(mode="valid")),
+    ((4, 5), (3, 2), {}),
+    ((3, 4, 5), (4, 2, 3), dict(axes=([2], [2]), dot_axes=[(1,), (0,)])),
+    ((3, 4, 5), (4, 2, 3), dict(axes=([0, 2], [1, 2]), dot_axes=[(1,), (0,)])),
+    ((2, 5), (3, 4), dict(axes=([1], [1]))),
+    ((5, 2), (3, 4), dict(axes=([0], [1]), mode="same")),
+]:
     case("signal.convolve", (R.randn(*sa), R.randn(*sb)), (0, 1), kwargs=kw)
 
 # ---- linalg ----------------------------------------------------------------------------
@@ -123,8 +140,12 @@ case("linalg.solve_triangular", (LOW.T.copy(), R.randn(N)), (0, 1), kwargs=dict(
 _AB = R.randn(4, N)
 _AB[2] += 5.0
 case("linalg.solve_banded", ((1, 2), _AB, R.randn(N)), (1, 2))
-case("linalg.solve_sylvester", (R.randn(3, 3) + 3 * onp.eye(3), R.randn(2, 2) + 3 * onp.eye(2),
-                                R.randn(3, 2)), (0, 1, 2), rtol=1e-8)
+case(
+    "linalg.solve_sylvester",
+    (R.randn(3, 3) + 3 * onp.eye(3), R.randn(2, 2) + 3 * onp.eye(2), R.randn(3, 2)),
+    (0, 1, 2),
+    rtol=1e-8,
+)
 
 
 def _resolve(package, path):
@@ -144,6 +165,7 @@ def _resolve(package, path):
 def libs():
     import autograd
     import fastgrad
+
     return {"fastgrad": fastgrad, "autograd": autograd}
 
 
@@ -152,6 +174,7 @@ def _grad(lib, f, args, argnum, W, kwargs):
 
     def loss(*a):
         return np.sum(f(*a, **kwargs) * W)
+
     return lib.grad(loss, argnum)(*args)
 
 
@@ -190,8 +213,8 @@ def test_corpus_odeint(argnum, libs):
         return fnp.sum(odeint(lambda y, t, k, A: -k * fnp.dot(A, y) + fnp.sin(t) * y, y0, t, (k, A)) ** 2)
 
     def theirs(y0, t, k, A):
-        return anp.sum(ag_odeint(lambda y, t, k, A: -k * anp.dot(A, y) + anp.sin(t) * y, y0, t,
-                                 ag_tuple((k, A))) ** 2)
+        return anp.sum(ag_odeint(lambda y, t, k, A: -k * anp.dot(A, y) + anp.sin(t) * y, y0, t, ag_tuple((k, A))) ** 2)
+
     args = (Y0, TS, 0.7, AMAT)
     assert abs(ours(*args) - theirs(*args)) < 1e-12
     g = libs["fastgrad"].grad(ours, argnum)(*args)

@@ -4,15 +4,16 @@ Every rule is checked against central differences (reverse mode to second order,
 mode as far as fastgrad.numpy's forward rules go); odeint's adjoint gradients are also
 compared with differentiating a fine-step RK4 integrator written in fastgrad.numpy.
 """
+
 import numpy as onp
 import pytest
 
 pytest.importorskip("scipy")
-import scipy.linalg as sla  # noqa: E402
-import scipy.optimize  # noqa: E402
-import scipy.signal  # noqa: E402
+import scipy.linalg as sla
+import scipy.optimize
+import scipy.signal
 
-import gradcheck as gc  # noqa: E402
+import gradcheck as gc
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -23,7 +24,7 @@ from fastgrad.scipy.integrate import odeint  # noqa: E402
 from fastgrad.scipy.signal import convolve  # noqa: E402
 
 
-check = gc.check_both_modes   # reverse and forward mode, to second order
+check = gc.check_both_modes  # reverse and forward mode, to second order
 
 
 R = onp.random.RandomState(0)
@@ -50,9 +51,16 @@ def test_sqrtm():
 
 
 @pytest.mark.parametrize("b", [B1, B2], ids=["vector", "matrix"])
-@pytest.mark.parametrize("opts", [dict(lower=True), dict(lower=True, trans=1),
-                                  dict(lower=False, trans="T"), dict(lower=True, unit_diagonal=True),
-                                  dict(lower=False, trans=2)])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        dict(lower=True),
+        dict(lower=True, trans=1),
+        dict(lower=False, trans="T"),
+        dict(lower=True, unit_diagonal=True),
+        dict(lower=False, trans=2),
+    ],
+)
 def test_solve_triangular(b, opts):
     a = LOW if opts.get("lower") else LOW.T.copy()
     onp.testing.assert_allclose(fla.solve_triangular(a, b, **opts), sla.solve_triangular(a, b, **opts))
@@ -105,6 +113,7 @@ def test_cholesky(lower):
 def test_cho_factor_cho_solve(lower, b):
     def f(a, b):
         return fla.cho_solve(fla.cho_factor(a, lower=lower), b)
+
     onp.testing.assert_allclose(f(SPD, b), sla.cho_solve(sla.cho_factor(SPD, lower=lower), b))
     check(f, SPD, b)
     c = sla.cholesky(SPD, lower=lower)
@@ -112,8 +121,11 @@ def test_cho_factor_cho_solve(lower, b):
 
 
 @pytest.mark.parametrize("b", [B1, B2], ids=["vector", "matrix"])
-@pytest.mark.parametrize("opts", [{}, dict(assume_a="pos"), dict(assume_a="sym", lower=True),
-                                  dict(transposed=True)], ids=["gen", "pos", "sym", "transposed"])
+@pytest.mark.parametrize(
+    "opts",
+    [{}, dict(assume_a="pos"), dict(assume_a="sym", lower=True), dict(transposed=True)],
+    ids=["gen", "pos", "sym", "transposed"],
+)
 def test_solve(b, opts):
     a = SPD if "assume_a" in opts else GEN
     onp.testing.assert_allclose(fla.solve(a, b, **opts), sla.solve(a, b, **opts), rtol=1e-12)
@@ -191,8 +203,7 @@ CONV_CASES = [
 def test_convolve(sa, sb, kw):
     A, B = R.randn(*sa), R.randn(*sb)
     if "axes" not in kw and "dot_axes" not in kw:
-        onp.testing.assert_allclose(convolve(A, B, **kw),
-                                    scipy.signal.convolve(A, B, mode=kw.get("mode", "full")))
+        onp.testing.assert_allclose(convolve(A, B, **kw), scipy.signal.convolve(A, B, mode=kw.get("mode", "full")))
     check(lambda A, B: convolve(A, B, **kw), A, B)
 
 
@@ -233,8 +244,8 @@ def loss(y0, t, k, A):
 
 def test_odeint_values_match_scipy():
     import scipy.integrate
-    onp.testing.assert_allclose(odeint(dyn, Y0, TS, (K, AMAT)),
-                                scipy.integrate.odeint(dyn, Y0, TS, args=(K, AMAT)))
+
+    onp.testing.assert_allclose(odeint(dyn, Y0, TS, (K, AMAT)), scipy.integrate.odeint(dyn, Y0, TS, args=(K, AMAT)))
 
 
 def test_odeint_adjoint_against_finite_differences():
@@ -243,7 +254,7 @@ def test_odeint_adjoint_against_finite_differences():
 
 def test_odeint_second_order():
     # Hessian-vector products through the adjoint of the adjoint (w.r.t. y0 and k)
-    f = lambda y0, k: loss(y0, TS[:3], k, AMAT)  # noqa: E731
+    f = lambda y0, k: loss(y0, TS[:3], k, AMAT)
     gc.check_grads(f, Y0, K, modes=("rev",), order=2, rtol=1e-4, atol=1e-5)
 
 
@@ -265,7 +276,7 @@ def _rk4(y0, t, k, A, steps=200):
 
 
 def test_odeint_adjoint_against_fine_step_reference():
-    ref = lambda y0, t, k, A: fnp.sum(_rk4(y0, t, k, A) ** 2)  # noqa: E731
+    ref = lambda y0, t, k, A: fnp.sum(_rk4(y0, t, k, A) ** 2)
     for i in range(4):
         g = fastgrad.grad(loss, i)(Y0, TS, K, AMAT)
         e = fastgrad.grad(ref, i)(Y0, TS, K, AMAT)
@@ -273,7 +284,7 @@ def test_odeint_adjoint_against_fine_step_reference():
 
 
 def test_odeint_default_args_list_args_and_tfirst():
-    decay = lambda y, t: -0.5 * y  # noqa: E731
+    decay = lambda y, t: -0.5 * y
     g = fastgrad.grad(lambda y0: fnp.sum(odeint(decay, y0, TS)[-1]))(Y0)
     onp.testing.assert_allclose(g, onp.exp(-0.5) * onp.ones(2), rtol=1e-6)
     g = fastgrad.grad(lambda k: fnp.sum(odeint(lambda y, t, k: -k * y, Y0, TS, [k])[-1]))(0.5)
@@ -285,7 +296,7 @@ def test_odeint_default_args_list_args_and_tfirst():
 
 
 def test_odeint_forward_mode():
-    f = lambda y0, t, k, A: odeint(dyn, y0, t, (k, A), **ODE_TOL)  # noqa: E731
+    f = lambda y0, t, k, A: odeint(dyn, y0, t, (k, A), **ODE_TOL)
     gc.check_grads(f, Y0, TS, K, AMAT, modes=("fwd",), order=1, rtol=1e-5, atol=1e-6)
 
 
@@ -295,18 +306,20 @@ def rosenbrock(x):
 
 
 def test_minimize_bfgs_rosenbrock():
-    res = scipy.optimize.minimize(rosenbrock, onp.array([-1.2, 1.0, 0.5]), jac=fastgrad.grad(rosenbrock),
-                                  method="BFGS")
+    res = scipy.optimize.minimize(rosenbrock, onp.array([-1.2, 1.0, 0.5]), jac=fastgrad.grad(rosenbrock), method="BFGS")
     assert res.success
     onp.testing.assert_allclose(res.x, onp.ones(3), atol=1e-4)
 
 
 def test_newton_cg_rosenbrock():
     # the classic starting point of the 2-d problem
-    res = scipy.optimize.minimize(rosenbrock, onp.array([-1.2, 1.0]),
-                                  jac=fastgrad.grad(rosenbrock),
-                                  hessp=fastgrad.hessian_vector_product(rosenbrock),
-                                  method="Newton-CG")
+    res = scipy.optimize.minimize(
+        rosenbrock,
+        onp.array([-1.2, 1.0]),
+        jac=fastgrad.grad(rosenbrock),
+        hessp=fastgrad.hessian_vector_product(rosenbrock),
+        method="Newton-CG",
+    )
     assert res.success
     assert res.nhev > 0
     onp.testing.assert_allclose(res.x, onp.ones(2), atol=1e-4)
@@ -321,6 +334,7 @@ def _logistic_problem():
     def nll(w):
         z = fnp.dot(X, w)
         return -fnp.sum(y * special.log_expit(z) + (1 - y) * special.log_expit(-z)) + 0.5 * fnp.sum(w * w)
+
     return nll
 
 

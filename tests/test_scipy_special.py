@@ -3,13 +3,14 @@
 Reverse and forward mode, to second order.  Arguments SciPy has no derivative for must
 raise NotImplementedError, not return a wrong number.
 """
+
 import numpy as onp
 import pytest
 
 pytest.importorskip("scipy")
-import scipy.special as ssp  # noqa: E402
+import scipy.special as ssp
 
-import gradcheck as gc  # noqa: E402
+import gradcheck as gc
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -18,7 +19,7 @@ import fastgrad.numpy as fnp  # noqa: E402
 import fastgrad.scipy.special as sp  # noqa: E402
 
 
-check = gc.check_both_modes   # reverse and forward mode, to second order
+check = gc.check_both_modes  # reverse and forward mode, to second order
 
 
 R = onp.random.RandomState(0)
@@ -27,12 +28,30 @@ UNIT = onp.array([0.15, 0.5, 0.83])
 REAL = onp.array([-1.3, 0.2, 0.9])
 
 UNARY = [
-    ("gamma", POS), ("gamma", 1.3), ("gammaln", POS), ("rgamma", POS), ("digamma", POS),
-    ("psi", 2.5), ("j0", POS), ("y0", POS), ("j1", POS), ("y1", POS), ("i0", REAL),
-    ("i1", REAL), ("erf", REAL), ("erfc", REAL), ("erfinv", onp.array([-0.7, 0.1, 0.6])),
-    ("erfcinv", onp.array([0.3, 1.0, 1.6])), ("logit", UNIT), ("expit", REAL),
-    ("entr", POS), ("ndtr", REAL), ("log_ndtr", onp.array([-6.0, -0.5, 2.0])),
-    ("ndtri", UNIT), ("erfcx", REAL), ("log_expit", onp.array([-8.0, 0.3, 5.0])),
+    ("gamma", POS),
+    ("gamma", 1.3),
+    ("gammaln", POS),
+    ("rgamma", POS),
+    ("digamma", POS),
+    ("psi", 2.5),
+    ("j0", POS),
+    ("y0", POS),
+    ("j1", POS),
+    ("y1", POS),
+    ("i0", REAL),
+    ("i1", REAL),
+    ("erf", REAL),
+    ("erfc", REAL),
+    ("erfinv", onp.array([-0.7, 0.1, 0.6])),
+    ("erfcinv", onp.array([0.3, 1.0, 1.6])),
+    ("logit", UNIT),
+    ("expit", REAL),
+    ("entr", POS),
+    ("ndtr", REAL),
+    ("log_ndtr", onp.array([-6.0, -0.5, 2.0])),
+    ("ndtri", UNIT),
+    ("erfcx", REAL),
+    ("log_expit", onp.array([-8.0, 0.3, 5.0])),
 ]
 
 
@@ -87,11 +106,18 @@ def test_gammasgn_has_zero_gradient():
     onp.testing.assert_array_equal(t, onp.zeros(3))
 
 
-@pytest.mark.parametrize("name,args,argnum", [
-    ("betainc", (1.5, 2.5, 0.3), 0), ("betainc", (1.5, 2.5, 0.3), 1),
-    ("gammainc", (1.5, 0.3), 0), ("gammaincc", (1.5, 0.3), 0),
-    ("iv", (1.3, 0.7), 0), ("ive", (1.3, 0.7), 0), ("jn", (1.0, 0.7), 0),
-])
+@pytest.mark.parametrize(
+    "name,args,argnum",
+    [
+        ("betainc", (1.5, 2.5, 0.3), 0),
+        ("betainc", (1.5, 2.5, 0.3), 1),
+        ("gammainc", (1.5, 0.3), 0),
+        ("gammaincc", (1.5, 0.3), 0),
+        ("iv", (1.3, 0.7), 0),
+        ("ive", (1.3, 0.7), 0),
+        ("jn", (1.0, 0.7), 0),
+    ],
+)
 def test_arguments_without_a_derivative_raise(name, args, argnum):
     f = getattr(sp, name)
     with pytest.raises(NotImplementedError, match=name if name != "jn" else "j"):
@@ -112,8 +138,9 @@ B34 = R.rand(3, 4) + 0.2
 @pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_logsumexp_axis_keepdims(axis, keepdims):
-    onp.testing.assert_allclose(sp.logsumexp(X34, axis=axis, keepdims=keepdims),
-                                ssp.logsumexp(X34, axis=axis, keepdims=keepdims), rtol=1e-14)
+    onp.testing.assert_allclose(
+        sp.logsumexp(X34, axis=axis, keepdims=keepdims), ssp.logsumexp(X34, axis=axis, keepdims=keepdims), rtol=1e-14
+    )
     check(lambda x: sp.logsumexp(x, axis=axis, keepdims=keepdims), X34)
 
 
@@ -121,8 +148,7 @@ def test_logsumexp_axis_keepdims(axis, keepdims):
 def test_logsumexp_b_keyword_differentiable(b):
     for axis in (None, 1):
         check(lambda x, b: sp.logsumexp(x, axis=axis, b=b), X34, b)
-        onp.testing.assert_allclose(sp.logsumexp(X34, axis=axis, b=b),
-                                    ssp.logsumexp(X34, axis=axis, b=b), rtol=1e-14)
+        onp.testing.assert_allclose(sp.logsumexp(X34, axis=axis, b=b), ssp.logsumexp(X34, axis=axis, b=b), rtol=1e-14)
 
 
 def test_logsumexp_return_sign():

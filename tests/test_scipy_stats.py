@@ -2,13 +2,14 @@
 (reverse mode to second order, forward mode as far as fastgrad.numpy's forward rules go),
 all arguments passed by keyword too.
 """
+
 import numpy as onp
 import pytest
 
 pytest.importorskip("scipy")
-import scipy.stats as sst  # noqa: E402
+import scipy.stats as sst
 
-import gradcheck as gc  # noqa: E402
+import gradcheck as gc
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -18,7 +19,7 @@ from fastgrad.scipy import stats  # noqa: E402
 from fastgrad.scipy.stats import dirichlet, multivariate_normal as mvn, poisson  # noqa: E402
 
 
-check = gc.check_both_modes   # reverse and forward mode, to second order
+check = gc.check_both_modes  # reverse and forward mode, to second order
 
 
 # name, shape parameters, x (inside the support), loc, scale, whether the cdf-like methods
@@ -46,6 +47,7 @@ def _keyword_call(mod, method, names):
     def call(x, *params):
         kwargs = dict(zip(names, params))
         return f(x, **kwargs)
+
     call.__name__ = "{}.{}".format(mod.__name__.rsplit(".", 1)[-1], method)
     return call
 
@@ -60,8 +62,7 @@ def test_location_scale_family(family, method):
     mod = getattr(stats, name)
     dist = getattr(sst, name)
     expected = getattr(dist, method)(x, *shapes, loc=loc, scale=scale)
-    onp.testing.assert_allclose(getattr(mod, method)(x, *shapes, loc=loc, scale=scale), expected,
-                                rtol=1e-13)
+    onp.testing.assert_allclose(getattr(mod, method)(x, *shapes, loc=loc, scale=scale), expected, rtol=1e-13)
     names = _shape_names(name) + ["loc", "scale"]
     f = _keyword_call(mod, method, names)
     args = (x, *shapes, loc, scale)
@@ -72,8 +73,7 @@ def test_location_scale_family(family, method):
     check(f, *args, argnums=sorted(argnums))
 
 
-@pytest.mark.parametrize("name,method", [("t", "cdf"), ("gamma", "logcdf"), ("beta", "sf"),
-                                         ("chi2", "cdf")])
+@pytest.mark.parametrize("name,method", [("t", "cdf"), ("gamma", "logcdf"), ("beta", "sf"), ("chi2", "cdf")])
 def test_shape_derivative_of_cdf_not_available(name, method):
     mod = getattr(stats, name)
     fam = [f for f in FAMILIES if f[0] == name][0]
@@ -87,8 +87,12 @@ def test_broadcast_parameters():
     loc = onp.array([0.0, 0.5, -1.0])
     scale = onp.array([[1.0], [2.0]])
     check(lambda x, loc, scale: stats.norm.logpdf(x, loc=loc, scale=scale), x, loc, scale)
-    check(lambda x, df, scale: stats.t.pdf(x, df, scale=scale), onp.array([0.3, -0.2, 1.0]),
-          onp.array([[2.0], [5.0]]), 1.3)
+    check(
+        lambda x, df, scale: stats.t.pdf(x, df, scale=scale),
+        onp.array([0.3, -0.2, 1.0]),
+        onp.array([[2.0], [5.0]]),
+        1.3,
+    )
 
 
 def test_positional_and_keyword_agree():
@@ -117,8 +121,7 @@ def test_poisson(method):
     mu = 2.5
     f = getattr(poisson, method)
     onp.testing.assert_allclose(f(k, mu), getattr(sst.poisson, method)(k, mu), rtol=1e-13)
-    onp.testing.assert_allclose(f(k, mu=mu, loc=1), getattr(sst.poisson, method)(k, mu, loc=1),
-                                rtol=1e-13)
+    onp.testing.assert_allclose(f(k, mu=mu, loc=1), getattr(sst.poisson, method)(k, mu, loc=1), rtol=1e-13)
     check(lambda mu: f(k, mu=mu), mu)
     check(lambda mu: f(k + 1, mu, loc=1), onp.array([1.5, 2.5, 0.7, 4.0]))
     with pytest.raises(NotImplementedError):
@@ -145,8 +148,7 @@ def _sym(P):
 @pytest.mark.parametrize("x", [X1, X2], ids=["point", "batch"])
 def test_multivariate_normal(method, x):
     f = getattr(mvn, method)
-    onp.testing.assert_allclose(f(x, MEAN, COV), getattr(sst.multivariate_normal, method)(x, MEAN, COV),
-                                rtol=1e-12)
+    onp.testing.assert_allclose(f(x, MEAN, COV), getattr(sst.multivariate_normal, method)(x, MEAN, COV), rtol=1e-12)
     check(lambda x, mean, P: f(x, mean=mean, cov=_sym(P)), x, MEAN, COV)
 
 

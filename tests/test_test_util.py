@@ -6,21 +6,33 @@ two libraries print the very same numbers: every scenario below runs under both 
 outcomes (return value or AssertionError text) must be identical.  Each scenario also states
 what its outcome must look like, so the file is meaningful without autograd installed.
 """
+
 import importlib
 import inspect
 
 import numpy as onp
 import pytest
 
-pytestmark = pytest.mark.fastgrad_only   # compares fastgrad with autograd explicitly
+pytestmark = pytest.mark.fastgrad_only  # compares fastgrad with autograd explicitly
 
-NAMES = ["check_grads", "check_vjp", "check_jvp", "check_equivalent", "combo_check",
-         "make_numerical_jvp", "scalar_close"]
+NAMES = [
+    "check_grads",
+    "check_vjp",
+    "check_jvp",
+    "check_equivalent",
+    "combo_check",
+    "make_numerical_jvp",
+    "scalar_close",
+]
 
 
 def _lib(name):
-    return (importlib.import_module(name), importlib.import_module(name + ".numpy"),
-            importlib.import_module(name + ".extend"), importlib.import_module(name + ".test_util"))
+    return (
+        importlib.import_module(name),
+        importlib.import_module(name + ".numpy"),
+        importlib.import_module(name + ".extend"),
+        importlib.import_module(name + ".test_util"),
+    )
 
 
 def _libs():
@@ -45,8 +57,9 @@ def _outcome(scenario, lib, seed=0):
 def _wrong_square(np, ext):
     @ext.primitive
     def wrong_square(x):
-        return x ** 2
-    ext.defvjp(wrong_square, lambda ans, x: lambda g: g * 3 * x)     # should be 2x
+        return x**2
+
+    ext.defvjp(wrong_square, lambda ans, x: lambda g: g * 3 * x)  # should be 2x
     ext.defjvp(wrong_square, lambda g, ans, x: g * 3 * x)
     return wrong_square
 
@@ -54,13 +67,14 @@ def _wrong_square(np, ext):
 def _cube_with_wrong_second_derivative(np, ext):
     @ext.primitive
     def cube(x):
-        return x ** 3
+        return x**3
 
     @ext.primitive
     def three_x_squared(x):
-        return 3 * x ** 2
+        return 3 * x**2
+
     ext.defvjp(cube, lambda ans, x: lambda g: g * three_x_squared(x))
-    ext.defvjp(three_x_squared, lambda ans, x: lambda g: g * 7 * x)   # should be 6x
+    ext.defvjp(three_x_squared, lambda ans, x: lambda g: g * 7 * x)  # should be 6x
     return cube
 
 
@@ -101,8 +115,7 @@ def correct_functions(ag, np, ext, tu):
     x = onp.array([0.3, -0.8, 1.1])
     tu.check_grads(lambda x: np.sin(x) * np.exp(x))(x)
     tu.check_grads(lambda a, b: np.sum(np.tanh(a) * b), (0, 1), order=3)(x, x[::-1].copy())
-    tu.check_grads(lambda d: np.sum(d["a"] * d["b"][0]) + d["b"][1], modes=["rev"])(
-        {"a": x, "b": [x ** 2, 0.5]})
+    tu.check_grads(lambda d: np.sum(d["a"] * d["b"][0]) + d["b"][1], modes=["rev"])({"a": x, "b": [x**2, 0.5]})
     tu.check_grads(lambda l: l[0] * np.sum(l[1] ** 2))([0.7, x])
     return "ok"
 
@@ -125,8 +138,12 @@ def numerical_jvp(ag, np, ext, tu):
 
 
 def scalar_close(ag, np, ext, tu):
-    return [tu.scalar_close(1.0, 1.0 + 1e-9), tu.scalar_close(1.0, 1.001),
-            tu.scalar_close(0.0, 5e-7), tu.scalar_close(1e8, 1e8 + 1.0)]
+    return [
+        tu.scalar_close(1.0, 1.0 + 1e-9),
+        tu.scalar_close(1.0, 1.001),
+        tu.scalar_close(0.0, 5e-7),
+        tu.scalar_close(1e8, 1e8 + 1.0),
+    ]
 
 
 def combo(ag, np, ext, tu):
@@ -135,8 +152,8 @@ def combo(ag, np, ext, tu):
     def f(x, y, scale=1.0):
         calls.append((onp.shape(x), onp.shape(y), scale))
         return np.sin(x) * np.cos(y) * scale
-    result = tu.combo_check(f, [0, 1], modes=["rev"], order=1)([0.5, onp.ones(2)], [0.3],
-                                                                 scale=[1.0, 2.0])
+
+    result = tu.combo_check(f, [0, 1], modes=["rev"], order=1)([0.5, onp.ones(2)], [0.3], scale=[1.0, 2.0])
     return result, sorted(set(calls))
 
 
@@ -170,10 +187,9 @@ def test_same_outcome_as_autograd(scenario):
     libs = _libs()
     outcomes = [_outcome(scenario, lib) for lib in libs]
     assert outcomes[0].startswith(SCENARIOS[scenario]), outcomes[0]
-    if scenario is numerical_jvp:   # the central difference of sin(x) x along (1, -2)
+    if scenario is numerical_jvp:  # the central difference of sin(x) x along (1, -2)
         x, v = onp.array([0.2, 1.0]), onp.array([1.0, -2.0])
-        assert outcomes[0] == "returned {!r}".format(
-            onp.round((onp.cos(x) * x + onp.sin(x)) * v, 6).tolist())
+        assert outcomes[0] == "returned {!r}".format(onp.round((onp.cos(x) * x + onp.sin(x)) * v, 6).tolist())
     if len(outcomes) == 2:
         assert outcomes[0] == outcomes[1]
 
@@ -183,7 +199,7 @@ def test_failure_message_reports_analytic_and_numeric():
     text = _outcome(wrong_vjp, fastgrad)
     analytic = float(text.split("analytic: ")[1].split("\n")[0])
     numeric = float(text.split("numeric:  ")[1].split("\n")[0])
-    assert analytic == pytest.approx(1.5 * numeric, rel=1e-6)   # 3x instead of 2x
+    assert analytic == pytest.approx(1.5 * numeric, rel=1e-6)  # 3x instead of 2x
 
 
 def test_constants_and_signatures():

@@ -2,6 +2,7 @@
 correct, 100 rounds in a row, with a short switch interval so that threads interleave in
 the middle of tracing and of backward passes.
 """
+
 import gc
 import sys
 import threading
@@ -32,8 +33,9 @@ def _run_concurrently(work, n=THREADS):
         try:
             barrier.wait()
             results[i] = work(i)
-        except BaseException as e:   # reported in the main thread
+        except BaseException as e:  # reported in the main thread
             errors.append(e)
+
     threads = [threading.Thread(target=target, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
@@ -54,11 +56,12 @@ def _same(a, b):
 
 def _make_tasks(ag, np):
     """Shared differentiated functions, and per-thread inputs."""
+
     def deep(W, x):
         h = x
         for _ in range(15):
             h = np.tanh(np.dot(W, h) + 0.1 * h)
-        return np.sum(h ** 2)
+        return np.sum(h**2)
 
     def with_containers(params, x):
         total = 0.0
@@ -73,7 +76,7 @@ def _make_tasks(ag, np):
         "value_and_grad": ag.value_and_grad(deep),
         "containers": ag.grad(with_containers),
         "hessian": ag.hessian(lambda x: np.sum(np.sin(x) ** 3) * np.sum(x)),
-        "grad_of_grad": ag.grad(ag.grad(lambda t: np.sin(t) * t ** 3)),
+        "grad_of_grad": ag.grad(ag.grad(lambda t: np.sin(t) * t**3)),
         "checkpoint": ag.grad(lambda W, x: np.sum(layer(W, layer(W, x)) ** 2)),
         "forward": ag.make_jvp(lambda x: np.sum(np.tanh(x) * x)),
     }
@@ -81,8 +84,7 @@ def _make_tasks(ag, np):
     inputs = []
     for _ in range(THREADS):
         W, x = rs.randn(5, 5) * 0.5, rs.randn(5)
-        params = {"layers": [(rs.randn(5, 5), rs.randn(5)) for _ in range(3)],
-                  "scale": float(rs.rand())}
+        params = {"layers": [(rs.randn(5, 5), rs.randn(5)) for _ in range(3)], "scale": float(rs.rand())}
         inputs.append((W, x, params, float(rs.rand())))
 
     def work(i):
@@ -96,13 +98,14 @@ def _make_tasks(ag, np):
             "checkpoint": shared["checkpoint"](W, x),
             "forward": shared["forward"](x)(onp.ones(5))[1],
         }
+
     return work
 
 
 def test_concurrent_gradients_in_8_threads_100_rounds(ag, np, fast_switching):
     work = _make_tasks(ag, np)
-    expected = [work(i) for i in range(THREADS)]     # serially, once
-    assert not _same(expected[0]["grad"], expected[1]["grad"])   # inputs differ per thread
+    expected = [work(i) for i in range(THREADS)]  # serially, once
+    assert not _same(expected[0]["grad"], expected[1]["grad"])  # inputs differ per thread
     gc_was_enabled = gc.isenabled()
     for round_ in range(ROUNDS):
         results = _run_concurrently(work)
@@ -122,6 +125,7 @@ def test_one_graph_pulled_back_from_8_threads(ag, np, fast_switching):
         for _ in range(20):
             h = np.tanh(np.dot(W, h))
         return h
+
     vjp, _ = ag.make_vjp(f)(x)
     cotangents = [rs.randn(6) for _ in range(THREADS)]
     expected = [vjp(g) for g in cotangents]
@@ -143,6 +147,7 @@ def test_one_graph_of_a_parameter_list_pulled_back_from_8_threads(ag, np, fast_s
         for W, b in p:
             h = np.tanh(np.dot(W, h) + b)
         return h * p[0][1]
+
     vjp, _ = ag.make_vjp(f)(params)
     cotangents = [rs.randn(5) for _ in range(THREADS)]
     expected = [vjp(g) for g in cotangents]
@@ -159,12 +164,13 @@ def test_an_error_in_one_thread_does_not_disturb_the_others(ag, np, fast_switchi
     def work(i):
         if i % 2:
             try:
-                ag.grad(lambda x: x * 2.0)(onp.ones(3))     # non-scalar output: TypeError
+                ag.grad(lambda x: x * 2.0)(onp.ones(3))  # non-scalar output: TypeError
             except TypeError:
                 return "raised"
             return "did not raise"
         x = onp.full(3, 0.1 * i)
         return f(x)
+
     for _ in range(10):
         results = _run_concurrently(work)
         for i, r in enumerate(results):

@@ -8,6 +8,7 @@ switch every few microseconds so that passes interleave as much as possible.
 
 FASTGRAD_THREAD_GRADS sets the gradients per thread (default 1000).
 """
+
 import gc
 import os
 import sys
@@ -29,11 +30,11 @@ THREADS = 8
 
 @primitive
 def soft_cube(x):
-    return x ** 3 / 3.0 + x
+    return x**3 / 3.0 + x
 
 
-defvjp(soft_cube, lambda ans, x: lambda g: g * (x ** 2 + 1.0))
-defjvp(soft_cube, lambda g, ans, x: g * (x ** 2 + 1.0))
+defvjp(soft_cube, lambda ans, x: lambda g: g * (x**2 + 1.0))
+defjvp(soft_cube, lambda g, ans, x: g * (x**2 + 1.0))
 
 _RS = onp.random.RandomState(11)
 C = _RS.randn(5)
@@ -52,10 +53,11 @@ SHARED_VJP, _ = fastgrad.make_vjp(_shared_fun)(SHARED_X)
 
 def _shared_expected(u):
     x = SHARED_X
-    return u * (onp.cos(x) * x + onp.sin(x) + 0.5 * (x ** 2 + 1.0))
+    return u * (onp.cos(x) * x + onp.sin(x) + 0.5 * (x**2 + 1.0))
 
 
 # Each task: (compute(i) -> result, expected(i) -> result); i is the iteration.
+
 
 def task_scalar_chain(k):
     def f(x):
@@ -63,23 +65,23 @@ def task_scalar_chain(k):
             x = np.sin(x * (1.0 + 0.1 * j)) + x
         return x
 
-    def fd(x):   # derivative written out: chain rule through the same loop
+    def fd(x):  # derivative written out: chain rule through the same loop
         d = 1.0
         for j in range(1, 6):
             a = 1.0 + 0.1 * j
             d = d * (onp.cos(x * a) * a + 1.0)
             x = onp.sin(x * a) + x
         return d
-    return (lambda i: fastgrad.grad(f)(0.1 + 0.001 * i + 0.01 * k)), \
-           (lambda i: fd(0.1 + 0.001 * i + 0.01 * k))
+
+    return (lambda i: fastgrad.grad(f)(0.1 + 0.001 * i + 0.01 * k)), (lambda i: fd(0.1 + 0.001 * i + 0.01 * k))
 
 
 def task_broadcasting(k):
     def x_of(i):
         return onp.linspace(-1, 1, 4) * (1 + 0.001 * i) + 0.01 * k
+
     f = fastgrad.grad(lambda x: np.sum(np.tanh(x[:, None] * C[None, :])))
-    return (lambda i: f(x_of(i))), \
-           (lambda i: ((1 - onp.tanh(x_of(i)[:, None] * C) ** 2) * C).sum(axis=1))
+    return (lambda i: f(x_of(i))), (lambda i: ((1 - onp.tanh(x_of(i)[:, None] * C) ** 2) * C).sum(axis=1))
 
 
 def task_indexing(k):
@@ -88,14 +90,17 @@ def task_indexing(k):
         for j in IDX:
             s = s + x[j] * x[j]
         return s
+
     g = fastgrad.grad(f)
-    return (lambda i: g(onp.arange(6.0) * 0.1 + 0.001 * i + k)), \
-           (lambda i: 2 * (onp.arange(6.0) * 0.1 + 0.001 * i + k) * COUNTS)
+    return (lambda i: g(onp.arange(6.0) * 0.1 + 0.001 * i + k)), (
+        lambda i: 2 * (onp.arange(6.0) * 0.1 + 0.001 * i + k) * COUNTS
+    )
 
 
 def task_matmul(k):
     def W_of(i):
         return onp.full((4, 3), 0.01 * (i % 17) + 0.1 * k) + onp.eye(4, 3)
+
     g = fastgrad.grad(lambda W: np.sum((X_DATA @ W) ** 2))
     return (lambda i: g(W_of(i))), (lambda i: 2 * X_DATA.T @ (X_DATA @ W_of(i)))
 
@@ -110,6 +115,7 @@ def task_containers(k):
     def expected(i):
         d = d_of(i)
         return {"a": d["b"][0], "b": [d["a"], 2 * d["b"][1]]}
+
     g = fastgrad.grad(f)
     return (lambda i: g(d_of(i))), expected
 
@@ -119,8 +125,8 @@ def task_second_order(k):
 
     def x_of(i):
         return onp.linspace(0, 2, 5) + 0.001 * i + 0.1 * k
-    return (lambda i: h(x_of(i))), \
-           (lambda i: 2 * onp.cos(x_of(i)) - x_of(i) * onp.sin(x_of(i)))
+
+    return (lambda i: h(x_of(i))), (lambda i: 2 * onp.cos(x_of(i)) - x_of(i) * onp.sin(x_of(i)))
 
 
 def task_forward_and_user_rule(k):
@@ -134,18 +140,28 @@ def task_forward_and_user_rule(k):
 
     def expected(i):
         x = x_of(i)
-        return (x ** 2 + 1.0) * onp.exp(x) + (x ** 3 / 3.0 + x) * onp.exp(x)
+        return (x**2 + 1.0) * onp.exp(x) + (x**3 / 3.0 + x) * onp.exp(x)
+
     return compute, expected
 
 
 def task_shared_graph(k):
     def u_of(i):
         return onp.cos(onp.arange(6.0) + i + k)
+
     return (lambda i: SHARED_VJP(u_of(i))), (lambda i: _shared_expected(u_of(i)))
 
 
-TASKS = [task_scalar_chain, task_broadcasting, task_indexing, task_matmul, task_containers,
-         task_second_order, task_forward_and_user_rule, task_shared_graph]
+TASKS = [
+    task_scalar_chain,
+    task_broadcasting,
+    task_indexing,
+    task_matmul,
+    task_containers,
+    task_second_order,
+    task_forward_and_user_rule,
+    task_shared_graph,
+]
 
 
 def _assert_tree_close(actual, expected):
@@ -180,7 +196,7 @@ def _run_threads(workers):
             for i in range(per_thread):
                 _assert_tree_close(compute(i), expected(i))
                 counts[slot] += 1
-        except BaseException as exc:   # reported below, with the thread's task
+        except BaseException as exc:  # reported below, with the thread's task
             errors.append((slot, repr(exc)[:2000]))
 
     threads = [threading.Thread(target=run, args=(slot,) + w) for slot, w in enumerate(workers)]
@@ -234,10 +250,12 @@ def test_eight_threads_same_function_different_inputs(busy_switching):
         def expected(i):
             x, y = inputs(i)
             t = onp.tanh(x * y)
-            gx = (1 - t ** 2) * y * y
+            gx = (1 - t**2) * y * y
             gx[onp.argmax(x)] += 1.0
-            gy = (1 - t ** 2) * x * y + t
+            gy = (1 - t**2) * x * y + t
             return [onp.sum(t * y) + x.max(), gx, gy]
+
         return compute, expected, max(PER_THREAD // 4, 10)
+
     errors, counts = _run_threads([make(k) for k in range(THREADS)])
     assert not errors, errors[:3]

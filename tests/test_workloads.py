@@ -4,27 +4,25 @@ The workloads are imported from benchmarks/workloads.py (one definition shared w
 benchmarks).  autograd is the oracle; without it the comparisons skip cleanly, and the
 numerical (central difference) check still runs.
 """
+
 import functools
 
 import numpy as onp
 import pytest
 
 import workloads
-from gradcheck import (check_grads, check_same_space, max_relative_error, tree_leaves,
-                       tree_map)
+from gradcheck import check_grads, check_same_space, max_relative_error, tree_leaves, tree_map
 
 REL_TOL = 1e-10
 SLOW = {"W5"}  # 100,000 primitives: runs by default, marked so it can be deselected
 
 
 def _params():
-    return [pytest.param(w, id=w, marks=[pytest.mark.slow] if w in SLOW else [])
-            for w in workloads.WORKLOADS]
+    return [pytest.param(w, id=w, marks=[pytest.mark.slow] if w in SLOW else []) for w in workloads.WORKLOADS]
 
 
 def _fresh_copy(args):
-    return tuple(tree_map(lambda a: a.copy() if isinstance(a, onp.ndarray) else a, arg)
-                 for arg in args)
+    return tuple(tree_map(lambda a: a.copy() if isinstance(a, onp.ndarray) else a, arg) for arg in args)
 
 
 @functools.lru_cache(maxsize=None)
@@ -32,6 +30,7 @@ def _reference(wid):
     """autograd's (value, gradient) for workload wid, computed once per session."""
     import autograd
     import autograd.numpy as anp
+
     fun, args, argnum = workloads.make_case(wid, anp)
     return autograd.value_and_grad(fun, argnum)(*args)
 

@@ -1,4 +1,5 @@
 """Peak memory of one call, as tracemalloc sees it (NumPy reports its data buffers to it)."""
+
 import gc
 import tracemalloc
 

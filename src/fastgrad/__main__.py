@@ -8,6 +8,7 @@ so the autograd timing subprocess can load this very file (by path, not as part 
 and run the same model code without fastgrad in its process: two autodiff libraries in one
 process slow each other's garbage collection and would distort the comparison.
 """
+
 import json
 import os
 import subprocess
@@ -29,20 +30,21 @@ def make_data():
 
 def make_loss(np):
     """The model's loss written against array module ``np`` (fastgrad.numpy or autograd.numpy)."""
+
     def predict(params, X):
         W1, b1, w2, b2 = params
-        return np.tanh(X @ W1 + b1) @ w2 + b2          # logits
+        return np.tanh(X @ W1 + b1) @ w2 + b2  # logits
 
     def loss(params, X, y):
         sign = 2.0 * y - 1.0
-        return np.mean(np.log1p(np.exp(-sign * predict(params, X))))   # logistic loss
+        return np.mean(np.log1p(np.exp(-sign * predict(params, X))))  # logistic loss
 
     return loss, predict
 
 
 def median_call_time(grad_fn, args, budget=0.5):
     """Median time of one call, over calls repeated for about ``budget`` seconds (at least 5)."""
-    grad_fn(*args)                                      # warm-up
+    grad_fn(*args)  # warm-up
     times, start = [], time.perf_counter()
     while len(times) < 5 or time.perf_counter() - start < budget:
         t0 = time.perf_counter()
@@ -72,15 +74,17 @@ _AUTOGRAD_TIMER = (
     "spec = importlib.util.spec_from_file_location('_fastgrad_demo', sys.argv[1])\n"
     "demo = importlib.util.module_from_spec(spec)\n"
     "spec.loader.exec_module(demo)\n"
-    "demo.time_grad(grad, anp)\n")
+    "demo.time_grad(grad, anp)\n"
+)
 
 
 def autograd_median():
     """autograd's median time in a fresh process, or (None, reason) when it cannot be run."""
     code = _AUTOGRAD_TIMER
     try:
-        out = subprocess.run([sys.executable, "-c", code, os.path.abspath(__file__)],
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", code, os.path.abspath(__file__)], capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"autograd timing failed ({e})"
     if out.returncode != 0:
@@ -110,8 +114,10 @@ def main():
     params, X, y = make_data()
     grad_loss = grad(loss)
     velocity = [numpy.zeros_like(p) for p in params]
-    print(f"Training a 2-16-1 tanh network on {len(X)} points (inside the unit circle or not), "
-          f"{STEPS} steps of gradient descent with momentum:")
+    print(
+        f"Training a 2-16-1 tanh network on {len(X)} points (inside the unit circle or not), "
+        f"{STEPS} steps of gradient descent with momentum:"
+    )
     start = time.perf_counter()
     for step in range(STEPS + 1):
         if step % EVERY == 0:

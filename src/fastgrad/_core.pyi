@@ -28,8 +28,7 @@ def set_recompute_hooks(record: Optional[Callable[..., Any]], cotangents: Callab
     """Install fastgrad._recompute's ``record(node, ans, args, kwargs)`` (None while no
     recompute block is open) and ``cotangents(node, g, memo)``."""
 
-def set_box_arithmetic(ops: Dict[str, Tuple[Any, Any]], fast_value_types: Any,
-                       general_other_types: Any) -> None:
+def set_box_arithmetic(ops: Dict[str, Tuple[Any, Any]], fast_value_types: Any, general_other_types: Any) -> None:
     """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives for
     add, sub, mul, truediv, pow, mod, matmul and neg."""
 
@@ -37,8 +36,7 @@ def use_compiled_operators(cls: type) -> None:
     """Give the Python subclass ``cls`` of ArithmeticBox the C operator slots (for each
     operator it does not override)."""
 
-def set_cotangent_sum_hooks(start: Optional[Callable[[Any], Any]],
-                            finish: Optional[Callable[[Any], Any]]) -> None:
+def set_cotangent_sum_hooks(start: Optional[Callable[[Any], Any]], finish: Optional[Callable[[Any], Any]]) -> None:
     """``start(g)``: the first term of a sum a sparse cotangent starts; ``finish(total)``:
     what an owned sum that is not a scalar or an array becomes before a rule reads it."""
 
@@ -64,6 +62,7 @@ def eval_scalar_vjp(name: str, g: float, ans: float, x: float, y: float) -> floa
 
 class Box:
     """A value being traced."""
+
     type_mappings: ClassVar[Dict[type, type]]
     types: ClassVar[Set[type]]
     _value: Any
@@ -98,6 +97,7 @@ def getval(x: Any) -> Any: ...
 
 class Primitive:
     """A function whose calls on boxes are recorded."""
+
     fun: Callable[..., Any]
     _notrace_types: Optional[frozenset]
     __name__: str
@@ -116,8 +116,15 @@ def trace(start_node: Any, fun: Callable[[Any], Any], x: Any) -> Tuple[Any, Any]
 
 class Node:
     """Base of node types (subclassable from Python)."""
-    def __init__(self, value: Any, fun: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
-                 parent_argnums: Tuple[int, ...], parents: Tuple[Any, ...]) -> None: ...
+    def __init__(
+        self,
+        value: Any,
+        fun: Any,
+        args: Tuple[Any, ...],
+        kwargs: Dict[str, Any],
+        parent_argnums: Tuple[int, ...],
+        parents: Tuple[Any, ...],
+    ) -> None: ...
     def initialize_root(self, *args: Any, **kwargs: Any) -> None: ...
     @classmethod
     def new_root(cls, *args: Any, **kwargs: Any) -> Any: ...
@@ -126,20 +133,27 @@ class Node:
 class VJPRule:
     """The reverse rules of one primitive: argnum -> (kind, function).  ``saves_ans`` /
     ``saves_args`` False: the rules never read ans / the arguments, so nodes do not keep them."""
+
     fun: Any
     entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]]
     saves_ans: bool
     saves_args: bool
-    def __init__(self, fun: Any, entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
-                 saves_ans: bool = ..., saves_args: bool = ...) -> None: ...
-    def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...],
-            kwargs: Optional[Dict[str, Any]]) -> Any: ...
-    def __call__(self, argnums: Tuple[int, ...], ans: Any, args: Tuple[Any, ...],
-                 kwargs: Dict[str, Any]) -> Callable[[Any], Tuple[Any, ...]]: ...
+    def __init__(
+        self,
+        fun: Any,
+        entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
+        saves_ans: bool = ...,
+        saves_args: bool = ...,
+    ) -> None: ...
+    def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> Any: ...
+    def __call__(
+        self, argnums: Tuple[int, ...], ans: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]
+    ) -> Callable[[Any], Tuple[Any, ...]]: ...
 
 @final
 class VJPNode(Node):
     """A recorded primitive call, for the reverse mode."""
+
     parents: Tuple[Any, ...]
     parent_argnums: Tuple[int, ...]
     fun: Any
@@ -147,7 +161,7 @@ class VJPNode(Node):
     value: Any
     args: Tuple[Any, ...]
     _kwargs: Optional[Dict[str, Any]]
-    replay: Any    # fastgrad._recompute.Replay (recorded inside fastgrad.recompute), or None
+    replay: Any  # fastgrad._recompute.Replay (recorded inside fastgrad.recompute), or None
     @property
     def kwargs(self) -> Dict[str, Any]: ...
     def initialize_root(self) -> None: ...
@@ -159,18 +173,24 @@ def backward_pass(g: Any, end_node: Any, consume: bool = ..., roots: list[Any] |
 @final
 class JVPRule:
     """The forward rules of one primitive: argnum -> (kind, function), else ``default``."""
+
     fun: Any
     entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]]
     default: Optional[Tuple[int, Optional[Callable[..., Any]]]]
-    def __init__(self, fun: Any, entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
-                 default: Optional[Tuple[int, Optional[Callable[..., Any]]]] = ...) -> None: ...
-    def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...],
-            kwargs: Optional[Dict[str, Any]]) -> Any: ...
-    def __call__(self, argnums: Tuple[int, ...], gs: Tuple[Any, ...], ans: Any,
-                 args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any: ...
+    def __init__(
+        self,
+        fun: Any,
+        entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
+        default: Optional[Tuple[int, Optional[Callable[..., Any]]]] = ...,
+    ) -> None: ...
+    def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> Any: ...
+    def __call__(
+        self, argnums: Tuple[int, ...], gs: Tuple[Any, ...], ans: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]
+    ) -> Any: ...
 
 @final
 class JVPNode(Node):
     """A primitive call in forward mode, holding the tangent of its output (None = zero)."""
+
     g: Any
     def initialize_root(self, g: Any) -> None: ...

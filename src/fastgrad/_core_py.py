@@ -5,6 +5,7 @@ A primitive call records a node holding what its rule needs (answer, arguments, 
 rule itself); the rule runs in the backward pass, which visits nodes in reverse
 topological order and sums each node's cotangents over its consumers.
 """
+
 import gc
 import itertools
 import threading
@@ -13,16 +14,16 @@ import warnings
 
 from numpy import ndarray, float64
 
-primitive_vjps = {}        # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
-primitive_jvps = {}        # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
-notrace_primitives = {}    # node type -> set of primitives that are not recorded under it
+primitive_vjps = {}  # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
+primitive_jvps = {}  # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
+notrace_primitives = {}  # node type -> set of primitives that are not recorded under it
 
 # Unique across threads, so no trace state is shared: a nested trace always gets a larger id.
 _trace_ids = itertools.count(1)
-ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3   # kinds of per-argument rules
+ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3  # kinds of per-argument rules
 _IMMUTABLE = (float, complex, float64)  # cotangent types summed with `+`, never in place
-_generic_add = None                     # set by core: (prev or None, prev_owned, g) -> (sum, owned)
-_sparse_type = None                     # set by core: the sparse cotangent type, added via .mut_add
+_generic_add = None  # set by core: (prev or None, prev_owned, g) -> (sum, owned)
+_sparse_type = None  # set by core: the sparse cotangent type, added via .mut_add
 
 
 # Large freed array buffers are kept for reuse during a gradient call by a NumPy memory
@@ -33,6 +34,7 @@ try:
     from ._core import buffer_cache_begin as _cache_begin, buffer_cache_end as _cache_end
     from ._core import buffer_cache_state
 except ImportError:
+
     def _cache_begin():
         pass
 
@@ -42,8 +44,9 @@ except ImportError:
         """Without the compiled module no buffers are kept: (installed, calls, kept, bytes)."""
         return False, 0, 0, 0
 
+
 _gc_lock = threading.Lock()
-_gc_state = [0, False]   # differentiations in progress, collector state before the first
+_gc_state = [0, False]  # differentiations in progress, collector state before the first
 
 # Ctrl-C arrives as a KeyboardInterrupt on entering a Python function or right after a call
 # returns (not on returning from __enter__ to its with statement).  pause_gc undoes its pause
@@ -63,13 +66,13 @@ def pause_gc():
             counted = True
             gc.disable()
             _cache_begin()
-    except BaseException:   # interrupted part way: as if never called (inline: a call could be)
+    except BaseException:  # interrupted part way: as if never called (inline: a call could be)
         if counted:
             with _gc_lock:
                 _gc_state[0] -= 1
                 if _gc_state[0] == 0 and _gc_state[1]:
                     gc.enable()
-            _cache_end()    # (if the cache had not begun, an extra end does nothing)
+            _cache_end()  # (if the cache had not begun, an extra end does nothing)
         raise
 
 
@@ -84,7 +87,7 @@ def resume_gc(*exc_info):
         else:
             ended = False
     if ended:
-        _cache_end()   # last: a Ctrl-C landing before it leaves buffers kept, nothing worse
+        _cache_end()  # last: a Ctrl-C landing before it leaves buffers kept, nothing worse
 
 
 def gc_pause_depth():
@@ -94,13 +97,14 @@ def gc_pause_depth():
 
 class GCPause:
     """``with GCPause():`` pauses the collector for the block."""
+
     __slots__ = ()
-    __enter__ = staticmethod(pause_gc)   # the functions themselves: no frame, so no moment,
-    __exit__ = staticmethod(resume_gc)   # between the with statement and their work
+    __enter__ = staticmethod(pause_gc)  # the functions themselves: no frame, so no moment,
+    __exit__ = staticmethod(resume_gc)  # between the with statement and their work
 
 
-_start_sum = None    # set by builtins: sparse g -> the first term of a sum it starts
-_finish_sum = None   # set by builtins: an owned non-scalar sum -> the value rules may read
+_start_sum = None  # set by builtins: sparse g -> the first term of a sum it starts
+_finish_sum = None  # set by builtins: an owned non-scalar sum -> the value rules may read
 
 
 def set_cotangent_sum_hooks(start, finish):
@@ -120,11 +124,11 @@ def set_sparse_type(tp):
     _sparse_type = tp
 
 
-_debug = None   # debug-mode checks (see fastgrad._debug), or None
+_debug = None  # debug-mode checks (see fastgrad._debug), or None
 
 
-_recompute_record = None       # fastgrad._recompute.record while a recompute block is open
-_recompute_cotangents = None   # fastgrad._recompute.cotangents: backward of a node with a replay
+_recompute_record = None  # fastgrad._recompute.record while a recompute block is open
+_recompute_cotangents = None  # fastgrad._recompute.cotangents: backward of a node with a replay
 
 
 def set_recompute_hooks(record, cotangents):
@@ -142,6 +146,7 @@ def set_debug_hooks(hooks):
 
 class Box:
     """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
+
     __slots__ = ("_value", "_trace", "_node", "__weakref__")
     type_mappings = {}
     types = set()
@@ -159,7 +164,7 @@ class Box:
     def register(cls, value_type):
         Box.types.add(cls)
         Box.type_mappings[value_type] = cls
-        Box.type_mappings[cls] = cls   # a box of a box (higher order) gets the same box type
+        Box.type_mappings[cls] = cls  # a box of a box (higher order) gets the same box type
 
 
 def new_box(value, trace, node):
@@ -184,9 +189,9 @@ def _cannot_differentiate_type(tp):
     return msg
 
 
-_box_ops = {}                      # operator name -> (fast primitive, general primitive)
-_fast_value_types = frozenset()    # box values whose operators may use the fast one
-_general_other_types = frozenset() # other operands that always take the general one
+_box_ops = {}  # operator name -> (fast primitive, general primitive)
+_fast_value_types = frozenset()  # box values whose operators may use the fast one
+_general_other_types = frozenset()  # other operands that always take the general one
 
 
 def set_box_arithmetic(ops, fast_value_types, general_other_types):
@@ -207,8 +212,10 @@ def _box_binop(name, box, other, reflected):
 
 
 def _binop_methods(name):
-    return (lambda self, other: _box_binop(name, self, other, False),
-            lambda self, other: _box_binop(name, self, other, True))
+    return (
+        lambda self, other: _box_binop(name, self, other, False),
+        lambda self, other: _box_binop(name, self, other, True),
+    )
 
 
 _POW_MODULO = "pow() with a modulus is not differentiable (use x ** y % m on floats instead)"
@@ -216,6 +223,7 @@ _POW_MODULO = "pow() with a modulus is not differentiable (use x ** y % m on flo
 
 class ArithmeticBox(Box):
     """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
+
     __slots__ = ()
     __add__, __radd__ = _binop_methods("add")
     __sub__, __rsub__ = _binop_methods("sub")
@@ -293,7 +301,7 @@ class Primitive:
                 argvals[i] = a._value
                 argnums.append(i)
                 parents.append(a._node)
-        ans = self(*argvals, **kwargs)   # values may be boxes of outer traces: dispatch again
+        ans = self(*argvals, **kwargs)  # values may be boxes of outer traces: dispatch again
         if self in notrace_primitives.get(node_type, ()):
             return ans
         node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
@@ -329,6 +337,7 @@ def trace(start_node, fun, x):
 
 class Node:
     """Base of node types; subclass it and pass an instance (from ``new_root``) to ``trace``."""
+
     __slots__ = ()
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
@@ -354,6 +363,7 @@ class VJPRule:
 
     ``saves_ans`` / ``saves_args`` False: the rules do not read ans / the arguments, so
     nodes keep None in their place (the memory is released after the forward pass)."""
+
     __slots__ = ("fun", "entries", "saves_ans", "saves_args")
 
     def __init__(self, fun, entries, saves_ans=True, saves_args=True):
@@ -371,19 +381,19 @@ class VJPRule:
             return f(ans, *args, **kwargs)(g)
         return None
 
-    def __call__(self, argnums, ans, args, kwargs):   # autograd's vjp_argnums convention
+    def __call__(self, argnums, ans, args, kwargs):  # autograd's vjp_argnums convention
         return lambda g: tuple([self.one(i, g, ans, args, kwargs) for i in argnums])
 
 
 class VJPNode(Node):
     """A recorded primitive call, for the reverse mode."""
-    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs", "replay",
-                 "__weakref__")
+
+    __slots__ = ("parents", "parent_argnums", "fun", "rule", "value", "args", "kwargs", "replay", "__weakref__")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         self.parents, self.parent_argnums, self.fun = parents, parent_argnums, fun
         self.value, self.args, self.kwargs, self.replay = value, args, kwargs, None
-        self.rule = rule = primitive_vjps.get(fun)   # looked up now: later registry edits do not apply
+        self.rule = rule = primitive_vjps.get(fun)  # looked up now: later registry edits do not apply
         if type(rule) is VJPRule:
             if not rule.saves_ans:
                 self.value = None
@@ -463,7 +473,7 @@ def _accumulate(prev, prev_owned, g):
     elif prev_owned and type(g) is _sparse_type and not isinstance(prev, Box):
         return g.mut_add(prev), True
     if prev_owned and _finish_sum is not None and tp not in _IMMUTABLE and tp is not ndarray:
-        prev = _finish_sum(prev)   # the generic add may record it (higher order): no markers
+        prev = _finish_sum(prev)  # the generic add may record it (higher order): no markers
     return _generic_add(prev, prev_owned, g)
 
 
@@ -486,7 +496,7 @@ def backward_pass(g, end_node, consume=False, roots=None):
     array among them one the caller alone holds (copied unless the pass made it)."""
     pending, owned, result = {end_node: g}, set(), None
     reached = None if roots is None else {}
-    memo = {}   # outputs recomputed for nodes with a replay (fastgrad.recompute)
+    memo = {}  # outputs recomputed for nodes with a replay (fastgrad.recompute)
     for node in toposort(end_node):
         g = pending.pop(node, None)
         if g is None:
@@ -504,7 +514,7 @@ def backward_pass(g, end_node, consume=False, roots=None):
         if debug:
             _debug.before_backward(node)
         cots = _node_vjp(node, g, memo) if type(node) is VJPNode else node.vjp(g)
-        memo.pop(node, None)   # its consumers, the only other readers, are all done
+        memo.pop(node, None)  # its consumers, the only other readers, are all done
         for k, (parent, cot) in enumerate(zip(node.parents, cots)):
             if debug:
                 _debug.checked(node, node.parent_argnums[k], g, cot)
@@ -534,6 +544,7 @@ def _own(g, owned):
 
 class JVPRule:
     """The forward rules of one primitive: (kind, function) by argnum, else ``default``."""
+
     __slots__ = ("fun", "entries", "default")
 
     def __init__(self, fun, entries, default=None):
@@ -547,10 +558,10 @@ class JVPRule:
         if kind == DIRECT:
             return f(g, ans, *args, **kwargs)
         if kind == SAME:
-            return self.fun(*args[:argnum], g, *args[argnum + 1:], **kwargs)
+            return self.fun(*args[:argnum], g, *args[argnum + 1 :], **kwargs)
         return None
 
-    def __call__(self, argnums, gs, ans, args, kwargs):   # autograd's jvp_argnums convention
+    def __call__(self, argnums, gs, ans, args, kwargs):  # autograd's jvp_argnums convention
         return _sum_tangents([self.one(i, g, ans, args, kwargs) for i, g in zip(argnums, gs)])
 
 
@@ -568,6 +579,7 @@ def _sum_tangents(tangents):
 
 class JVPNode(Node):
     """A primitive call in forward mode: holds the tangent ``g`` of its output (None = zero)."""
+
     __slots__ = ("g", "__weakref__")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):

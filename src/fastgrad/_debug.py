@@ -9,6 +9,7 @@
   naming the primitive whose backward produced it.
 It costs a copy of every saved array and a scan of every cotangent: for debugging only.
 """
+
 import weakref
 
 import numpy as np
@@ -34,11 +35,10 @@ def _all_finite(x):
 
 class _Checks:
     def __init__(self):
-        self.saved = weakref.WeakKeyDictionary()   # node -> [(label, original, copy)]
+        self.saved = weakref.WeakKeyDictionary()  # node -> [(label, original, copy)]
 
     def recorded(self, node):
-        copies = [("argument {}".format(i), a, a.copy())
-                  for i, a in enumerate(node.args) if type(a) is np.ndarray]
+        copies = [("argument {}".format(i), a, a.copy()) for i, a in enumerate(node.args) if type(a) is np.ndarray]
         if type(node.value) is np.ndarray:
             copies.append(("output", node.value, node.value.copy()))
         if copies:
@@ -50,16 +50,21 @@ class _Checks:
                 raise RuntimeError(
                     "fastgrad debug: the {} of {} was modified in place after the forward pass "
                     "recorded it, so its gradient would be wrong. Copy the array before changing "
-                    "it (x = x.copy()) or build a new one.".format(label, _name(node)))
+                    "it (x = x.copy()) or build a new one.".format(label, _name(node))
+                )
 
     def checked(self, node, argnum, g, cotangent):
         if cotangent is not None and not _all_finite(cotangent) and _all_finite(g):
             inputs = [a for a in node.args if a is not None] + [node.value]
-            origin = ("its forward values were finite" if all(_all_finite(a) for a in inputs)
-                      else "its forward values already contained nan or inf")
+            origin = (
+                "its forward values were finite"
+                if all(_all_finite(a) for a in inputs)
+                else "its forward values already contained nan or inf"
+            )
             raise FloatingPointError(
                 "fastgrad debug: the backward pass of {} produced nan or inf in the gradient of "
-                "argument {} from a finite incoming gradient ({})".format(_name(node), argnum, origin))
+                "argument {} from a finite incoming gradient ({})".format(_name(node), argnum, origin)
+            )
 
 
 def set_debug(enabled: bool = True) -> bool:

@@ -1,4 +1,5 @@
 """``install_as_autograd()``: make ``import autograd...`` resolve to fastgrad's modules."""
+
 import importlib
 import importlib.abc
 import importlib.util
@@ -15,10 +16,10 @@ class _AutogradAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        return importlib.import_module("fastgrad" + spec.name[len("autograd"):])
+        return importlib.import_module("fastgrad" + spec.name[len("autograd") :])
 
     def exec_module(self, module):
-        pass   # the fastgrad module is already initialised
+        pass  # the fastgrad module is already initialised
 
 
 def install_as_autograd() -> None:
@@ -43,11 +44,12 @@ def install_as_autograd() -> None:
     """
     existing = sys.modules.get("autograd")
     if existing is not None and not getattr(existing, "__name__", "").startswith("fastgrad"):
-        raise RuntimeError("install_as_autograd() must be called before autograd is imported: the real "
-                           "autograd is already loaded in this process ({})".format(
-                               getattr(existing, "__file__", existing)))
+        raise RuntimeError(
+            "install_as_autograd() must be called before autograd is imported: the real "
+            "autograd is already loaded in this process ({})".format(getattr(existing, "__file__", existing))
+        )
     if not any(isinstance(f, _AutogradAlias) for f in sys.meta_path):
         sys.meta_path.insert(0, _AutogradAlias())
     for name, module in list(sys.modules.items()):
         if name == "fastgrad" or name.startswith("fastgrad."):
-            sys.modules.setdefault("autograd" + name[len("fastgrad"):], module)
+            sys.modules.setdefault("autograd" + name[len("fastgrad") :], module)

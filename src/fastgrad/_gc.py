@@ -5,6 +5,7 @@ walk all of them (60% of autograd's time at 10^5 nodes).  The engine counts the 
 across threads and nested calls, so the collector's state is restored exactly when the
 outermost differentiation ends, also when user code raises or is interrupted.
 """
+
 from ._engine import engine
 
 _PAUSE = engine.GCPause()

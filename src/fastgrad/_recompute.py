@@ -23,6 +23,7 @@ functions of their arguments, so a second call gives the same bits.  A user's pr
 may have side effects or draw random numbers, and keeps what its rule reads, as do calls
 on boxes of an outer trace (higher-order derivatives).
 """
+
 import functools
 import sys
 import threading
@@ -31,14 +32,15 @@ import numpy as np
 
 from ._engine import engine
 
-_MISSING = object()          # Replay.out of an output that is recomputed
-_NO_KWARGS = {}              # shared, never modified: rules are called with **kwargs
+_MISSING = object()  # Replay.out of an output that is recomputed
+_NO_KWARGS = {}  # shared, never modified: rules are called with **kwargs
 
 
 class Replay:
     """How to compute a node's output again: ``fun(*args, **kwargs)``, where each
     (position, parent node) of ``holes`` puts that parent's output at that position of
     ``args``; ``out`` is the output itself where it was kept (else _MISSING)."""
+
     __slots__ = ("fun", "args", "kwargs", "holes", "out")
 
     def __init__(self, fun, args, kwargs, holes, out):
@@ -52,10 +54,10 @@ class _Policy:
         self.every, self.min_bytes, self.since_kept = every, min_bytes, 0
 
 
-_local = threading.local()    # .policies: this thread's open blocks, innermost last
+_local = threading.local()  # .policies: this thread's open blocks, innermost last
 _lock = threading.Lock()
-_open_blocks = 0              # blocks open in all threads: the engines call record() while > 0
-_replayable = frozenset()     # the built-in primitives (see _collect_replayable)
+_open_blocks = 0  # blocks open in all threads: the engines call record() while > 0
+_replayable = frozenset()  # the built-in primitives (see _collect_replayable)
 _seen_modules = -1
 
 
@@ -79,7 +81,7 @@ def _collect_replayable():
 
 
 def _kind(x, args, min_bytes):
-    """"small" (kept) unless x is an array of at least min_bytes; then "view" if it is a
+    """ "small" (kept) unless x is an array of at least min_bytes; then "view" if it is a
     view of one of the arguments (kept, it would keep its base alive; recomputed, it costs
     nothing), else "large" (a buffer of its own, or of a temporary of the primitive's)."""
     if type(x) is not np.ndarray or x.nbytes < min_bytes:
@@ -114,12 +116,11 @@ def record(node, ans, args, kwargs):
             out = _MISSING
         else:
             policy.since_kept = 0
-    holes = tuple([(i, p) for i, p in zip(node.parent_argnums, node.parents)
-                   if p.replay is not None])
+    holes = tuple([(i, p) for i, p in zip(node.parent_argnums, node.parents) if p.replay is not None])
     if holes:
         args = list(args)
         for i, _ in holes:
-            args[i] = None          # the parent's output: recomputed, not held
+            args[i] = None  # the parent's output: recomputed, not held
         args = tuple(args)
     return Replay(node.fun.fun, args, kwargs if kwargs else _NO_KWARGS, holes, out)
 
@@ -210,8 +211,7 @@ class recompute:
         if type(every) is not int or every < 1:
             raise ValueError("recompute: every must be a positive int, got {!r}".format(every))
         if type(min_bytes) is not int or min_bytes < 0:
-            raise ValueError("recompute: min_bytes must be a non-negative int, got {!r}".format(
-                min_bytes))
+            raise ValueError("recompute: min_bytes must be a non-negative int, got {!r}".format(min_bytes))
         self.every, self.min_bytes = every, min_bytes
 
     def __enter__(self):
@@ -240,4 +240,5 @@ class recompute:
         def inside(*args, **kwargs):
             with recompute(self.every, self.min_bytes):
                 return fun(*args, **kwargs)
+
         return inside

@@ -18,6 +18,7 @@ The vector space of a container is the product of its elements' spaces; gradient
 back in the container type they were taken with (list in, list out, named tuple in, named
 tuple out, and so on).
 """
+
 import builtins as _b
 from collections import OrderedDict as _OrderedDict
 from functools import partial as _partial
@@ -25,16 +26,46 @@ from operator import index as _operator_index
 
 from numpy import ndarray as _ndarray, float64 as _float64, zeros as _np_zeros
 
-from .core import (SparseObject, VJPNode as _VJPNode, VSpace, def_linear, defjvp, defjvp_argnums,
-                   defvjp_argnums, defvjp_direct, vspace)
+from .core import (
+    SparseObject,
+    VJPNode as _VJPNode,
+    VSpace,
+    def_linear,
+    defjvp,
+    defjvp_argnums,
+    defvjp_argnums,
+    defvjp_direct,
+    vspace,
+)
 from ._engine import engine as _engine
 from .tracer import Box, getval, new_box, primitive
 
-__all__ = ["SequenceBox", "DictBox", "ContainerVSpace", "SequenceVSpace", "ListVSpace",
-           "TupleVSpace", "NamedTupleVSpace", "DictVSpace", "container_take", "container_untake",
-           "container_take_path", "container_untake_path", "make_sequence", "make_dict",
-           "sequence_extend_right", "sequence_extend_left", "sequence_cast", "isinstance",
-           "type", "list", "tuple", "dict", "register_container_type", "traced_container"]
+__all__ = [
+    "SequenceBox",
+    "DictBox",
+    "ContainerVSpace",
+    "SequenceVSpace",
+    "ListVSpace",
+    "TupleVSpace",
+    "NamedTupleVSpace",
+    "DictVSpace",
+    "container_take",
+    "container_untake",
+    "container_take_path",
+    "container_untake_path",
+    "make_sequence",
+    "make_dict",
+    "sequence_extend_right",
+    "sequence_extend_left",
+    "sequence_cast",
+    "isinstance",
+    "type",
+    "list",
+    "tuple",
+    "dict",
+    "register_container_type",
+    "traced_container",
+]
 
 # The builtins under the names this module redefines (autograd exports these aliases).
 isinstance_, type_, list_, tuple_, dict_ = _b.isinstance, _b.type, _b.list, _b.tuple, _b.dict
@@ -49,6 +80,7 @@ _SCALARS = (float, complex, _float64)
 
 
 # ---- building containers of a given type -----------------------------------------------
+
 
 def _is_namedtuple_type(t):
     return issubclass(t, _tuple) and hasattr(t, "_fields") and hasattr(t, "_make")
@@ -69,6 +101,7 @@ def _plain_type(seq):
 
 
 # ---- primitives ---------------------------------------------------------------------------
+
 
 def _dense(A):
     """A container, with a sparse one (a tangent in forward-over-reverse) made dense first."""
@@ -102,8 +135,10 @@ def container_untake(x, idx, vs):
     >>> sparse.mut_add([0.0, 0.0])
     [0.0, 5.0]
     """
+
     def mut_add(acc):
         return vs._add_at(acc, idx, x)
+
     return SparseObject(vs, mut_add)
 
 
@@ -135,8 +170,10 @@ def container_untake_path(x, path, vs):
     >>> container_untake_path(5.0, (0, 1), vs).mut_add(vs.zeros())
     [(array(0.), array(5.)), array(0.)]
     """
+
     def mut_add(acc):
         return _add_at_path(acc, path, x)
+
     return SparseObject(vs, mut_add)
 
 
@@ -260,15 +297,13 @@ def _part_of(g, start, stop, seq):
 def _extend_right_vjp(argnums, ans, args, kwargs):
     seq = args[0]
     n = len(seq)
-    return lambda g: [_part_of(g, 0, n, seq) if i == 0 else container_take(g, n + i - 1)
-                      for i in argnums]
+    return lambda g: [_part_of(g, 0, n, seq) if i == 0 else container_take(g, n + i - 1) for i in argnums]
 
 
 def _extend_left_vjp(argnums, ans, args, kwargs):
     seq = args[0]
     m = len(args) - 1
-    return lambda g: [_part_of(g, m, None, seq) if i == 0 else container_take(g, i - 1)
-                      for i in argnums]
+    return lambda g: [_part_of(g, m, None, seq) if i == 0 else container_take(g, i - 1) for i in argnums]
 
 
 def _extend_jvp(fun):
@@ -278,6 +313,7 @@ def _extend_jvp(fun):
             tangents[i] = g
         full = [_zeros_like(a) if t is None else t for a, t in zip(args, tangents)]
         return fun(*full)
+
     return jvp
 
 
@@ -302,6 +338,7 @@ def_linear(sequence_cast)
 
 
 # ---- boxes ----------------------------------------------------------------------------------
+
 
 def _origin(box):
     """(box of the outer container, path) if ``box`` is a reverse-mode read of an element of
@@ -353,6 +390,7 @@ class SequenceBox(Box):
     SequenceBox
     [array(2.), array(1.)]
     """
+
     __slots__ = ()
 
     __getitem__ = _take
@@ -403,8 +441,7 @@ class SequenceBox(Box):
 
 
 def _same_kind(a, b):
-    return ((_isinstance(a, _list) and _isinstance(b, _list))
-            or (_isinstance(a, _tuple) and _isinstance(b, _tuple)))
+    return (_isinstance(a, _list) and _isinstance(b, _list)) or (_isinstance(a, _tuple) and _isinstance(b, _tuple))
 
 
 class DictBox(Box):
@@ -418,6 +455,7 @@ class DictBox(Box):
     DictBox
     {'w': array(3.), 'b': array(2.)}
     """
+
     __slots__ = ()
 
     __getitem__ = _take
@@ -451,7 +489,7 @@ class DictBox(Box):
 # (arrays, Python/NumPy floats, and plain list/tuple/dict), so that accumulating a cotangent
 # into a container builds no vector-space objects; anything else goes through its vspace.
 
-_container_space_types = {}   # value type -> ContainerVSpace subclass (see register_container_type)
+_container_space_types = {}  # value type -> ContainerVSpace subclass (see register_container_type)
 _vspace_makers = VSpace.mappings
 _new_object = object.__new__
 
@@ -505,7 +543,7 @@ def _leaf_mut_add(a, b):
                 a[i] = _leaf_mut_add(a[i], v)
             return a
     elif ta is _ndarray and (_type(b) is float or _type(b) is _float64) and not a.shape:
-        a += b   # the 0-d array zeros() makes for a float element, plus a float cotangent
+        a += b  # the 0-d array zeros() makes for a float element, plus a float cotangent
         return a
     return _leaf_space(a)._mut_add(a, b)
 
@@ -519,8 +557,10 @@ def _leaf_mut_add(a, b):
 # finish_cotangent before a sum is read (by a rule, or as the result), which makes the
 # remaining markers real zeros: nothing outside the engine's accumulators sees a _Zero.
 
+
 class _Zero:
     """The zero of ``example``'s space, in a container cotangent being summed."""
+
     __slots__ = ("example",)
 
     def __init__(self, example):
@@ -541,9 +581,8 @@ def _lazy_zeros(x):
 
 def _zero_plus(example, b):
     """zeros like ``example``, plus b (the sum _leaf_mut_add(_leaf_zeros(example), b) makes)."""
-    if _type(example) is _ndarray and _type(b) is _ndarray and b.shape == example.shape \
-            and b.dtype == example.dtype:
-        return b.copy()   # the same values (a -0.0 stays -0.0; 0 + b would make it 0.0)
+    if _type(example) is _ndarray and _type(b) is _ndarray and b.shape == example.shape and b.dtype == example.dtype:
+        return b.copy()  # the same values (a -0.0 stays -0.0; 0 + b would make it 0.0)
     return _leaf_mut_add(_leaf_zeros(example), b)
 
 
@@ -552,7 +591,7 @@ def start_cotangent_sum(g):
     vs = g.vs
     if _isinstance(vs, ContainerVSpace) and vs._shape is None and vs._type in _MARKED_TYPES:
         return g.mut_add(vs._build([_lazy_zeros(e) for e in vs._elements(vs._example)]))
-    return g.mut_add(vs.zeros())   # (named tuples and other container types: real zeros)
+    return g.mut_add(vs.zeros())  # (named tuples and other container types: real zeros)
 
 
 def finish_cotangent(g):
@@ -561,7 +600,7 @@ def finish_cotangent(g):
     if t is _Zero:
         return _leaf_zeros(g.example)
     if t is _list or t is _dict:
-        for k in (range(len(g)) if t is _list else _list(g)):
+        for k in range(len(g)) if t is _list else _list(g):
             e = g[k]
             if _type(e) in _MARKED_TYPES:
                 g[k] = finish_cotangent(e)
@@ -574,7 +613,7 @@ def finish_cotangent(g):
     return g
 
 
-_MARKED_TYPES = frozenset([_Zero, _list, _tuple, _dict])   # may hold a _Zero
+_MARKED_TYPES = frozenset([_Zero, _list, _tuple, _dict])  # may hold a _Zero
 
 
 def _leaf_zeros(x):
@@ -614,7 +653,7 @@ def _add_at_path(acc, path, x):
     if _isinstance(acc, (_list, _dict)):
         acc[idx] = new_inner
         return acc
-    elements = _list(acc)   # a tuple or named tuple: rebuilt
+    elements = _list(acc)  # a tuple or named tuple: rebuilt
     elements[idx] = new_inner
     return _construct(_type(acc), elements)
 
@@ -635,6 +674,7 @@ class ContainerVSpace(VSpace):
     >>> vs.ones()
     {'w': array([1., 1.]), 'b': array(1.)}
     """
+
     __slots__ = ("_type", "_shape", "_example")
 
     def __init__(self, value):
@@ -689,12 +729,10 @@ class ContainerVSpace(VSpace):
                 yield self._build(elements)
 
     def _add(self, x, y):
-        return self._build_any([_leaf_add(a, b) for a, b in
-                                zip(self._elements(x), self._elements(y))])
+        return self._build_any([_leaf_add(a, b) for a, b in zip(self._elements(x), self._elements(y))])
 
     def _scalar_mul(self, x, a):
-        return self._build_any([vs._scalar_mul(e, a) for vs, e in
-                                zip(self._spaces(), self._elements(x))])
+        return self._build_any([vs._scalar_mul(e, a) for vs, e in zip(self._spaces(), self._elements(x))])
 
     def _inner_prod(self, x, y):
         total = 0.0
@@ -703,12 +741,10 @@ class ContainerVSpace(VSpace):
         return total
 
     def _covector(self, x):
-        return self._build_any([vs._covector(e) for vs, e in
-                                zip(self._spaces(), self._elements(x))])
+        return self._build_any([vs._covector(e) for vs, e in zip(self._spaces(), self._elements(x))])
 
     def __eq__(self, other):
-        return (_type(self) is _type(other) and self._type is other._type
-                and self.shape == other.shape)
+        return _type(self) is _type(other) and self._type is other._type and self.shape == other.shape
 
     __hash__ = VSpace.__hash__
 
@@ -724,6 +760,7 @@ class SequenceVSpace(ContainerVSpace):
     >>> isinstance(vspace([1.0]), SequenceVSpace), isinstance(vspace((1.0,)), SequenceVSpace)
     (True, True)
     """
+
     __slots__ = ()
 
     def _map_spaces(self, value):
@@ -750,6 +787,7 @@ class ListVSpace(SequenceVSpace):
     >>> vs.zeros()
     [array(0.), array([0., 0.])]
     """
+
     __slots__ = ()
 
     def _build(self, elements):
@@ -783,6 +821,7 @@ class TupleVSpace(SequenceVSpace):
     >>> type(vs).__name__, vs.ones()
     ('TupleVSpace', Point(x=array(1.), y=array(1.)))
     """
+
     __slots__ = ()
 
     def _build(self, elements):
@@ -801,7 +840,7 @@ class TupleVSpace(SequenceVSpace):
         return self._build([_leaf_mut_add(a, b) for a, b in zip(x, y)])
 
 
-NamedTupleVSpace = TupleVSpace   # autograd's name; named tuples use TupleVSpace here
+NamedTupleVSpace = TupleVSpace  # autograd's name; named tuples use TupleVSpace here
 
 
 class DictVSpace(ContainerVSpace):
@@ -812,6 +851,7 @@ class DictVSpace(ContainerVSpace):
     >>> type(vs).__name__, list(vs.shape), vs.zeros()
     ('DictVSpace', ['a', 'b'], {'a': array(0.), 'b': array(0.)})
     """
+
     __slots__ = ()
 
     def _map_spaces(self, value):
@@ -872,7 +912,7 @@ def _register_linalg_results():
     # numpy.linalg returns named tuples (EighResult, SVDResult, ...): differentiable too.
     try:
         from numpy.linalg import _linalg
-    except ImportError:   # pragma: no cover - older numpy
+    except ImportError:  # pragma: no cover - older numpy
         return
     for name in ("EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"):
         result_type = getattr(_linalg, name, None)
@@ -884,6 +924,7 @@ _register_linalg_results()
 
 
 # ---- builtins that look through boxes, and traced constructors ------------------------------
+
 
 def isinstance(obj, classinfo):
     """The builtin ``isinstance``, applied to the value inside any boxes.
@@ -970,7 +1011,7 @@ def traced_container(value):
     if t not in _container_space_types:
         if not issubclass(t, (_list, _tuple, _dict)):
             return value
-        register_container_type(t)   # e.g. a user's named tuple, seen for the first time
+        register_container_type(t)  # e.g. a user's named tuple, seen for the first time
     if _isinstance(value, _dict):
         values = [traced_container(v) for v in value.values()]
         return make_dict(t, _tuple(value), *values) if _any_box(values) else value
@@ -994,6 +1035,7 @@ class list(_list, metaclass=ListMeta):
     >>> list((1, 2)), isinstance([], list)
     ([1, 2], True)
     """
+
     _builtin = _list
 
     def __new__(cls, iterable=(), /):
@@ -1009,6 +1051,7 @@ class tuple(_tuple, metaclass=TupleMeta):
     >>> tuple([1, 2]), isinstance((1, 2), tuple)
     ((1, 2), True)
     """
+
     _builtin = _tuple
 
     def __new__(cls, iterable=(), /):
@@ -1024,6 +1067,7 @@ class dict(_dict, metaclass=DictMeta):
     >>> dict(a=1), isinstance({}, dict)
     ({'a': 1}, True)
     """
+
     _builtin = _dict
 
     def __new__(cls, *args, **kwargs):
@@ -1045,8 +1089,9 @@ _engine.set_cotangent_sum_hooks(start_cotangent_sum, finish_cotangent)
 # what arrives there is added to its arrays' cotangents when the gradient is assembled.
 # The function sees what it would see otherwise: a SequenceBox or DictBox of the container.
 
+
 class _SplitSequenceBox(SequenceBox):
-    __slots__ = ("_elements",)   # the element boxes (a list or tuple like the value)
+    __slots__ = ("_elements",)  # the element boxes (a list or tuple like the value)
 
     def __getitem__(self, idx):
         if _type(idx) is int:
@@ -1058,7 +1103,7 @@ class _SplitSequenceBox(SequenceBox):
 
 
 class _SplitDictBox(DictBox):
-    __slots__ = ("_elements",)   # key -> element box, in the value's order
+    __slots__ = ("_elements",)  # key -> element box, in the value's order
 
     def __getitem__(self, key):
         if _isinstance(key, Box):
@@ -1146,7 +1191,7 @@ def _assemble(x, cots, inherited):
         if tt is _ndarray and total.shape == x.shape and total.dtype == x.dtype:
             # the pass made ``own`` the caller's; a part of a container's cotangent may not be
             return total.copy() if total is inherited else total
-        if _isinstance(total, Box):   # a cotangent traced by an outer trace (higher order)
+        if _isinstance(total, Box):  # a cotangent traced by an outer trace (higher order)
             v = getval(total)
             if _type(v) is _ndarray and v.shape == x.shape and v.dtype == x.dtype:
                 return total
@@ -1171,13 +1216,17 @@ def _make_vjp_split(fun, x, consume):
 
     end_value, end_node = _engine.trace(root, fun_of_split, x)
     if end_node is None:
+
         def vjp(g):
             return vspace(x).zeros()
     else:
+
         def vjp(g):
             return _assemble(x, iter(_engine.backward_pass(g, end_node, consume, roots)), None)
+
     return vjp, end_value
 
 
-from . import core as _core_module   # noqa: E402  (core is imported by then; it cannot import us)
+from . import core as _core_module  # noqa: E402  (core is imported by then; it cannot import us)
+
 _core_module._split_make_vjp = _make_vjp_split

@@ -17,16 +17,18 @@ primitive call each, in reverse and forward mode:
 >>> type(node).__name__, node.g                                # the output's tangent
 ('JVPNode', 2.0)
 """
+
 import warnings
 from functools import reduce
 
 from numpy import float64 as _float64, ndarray
-from numpy import ndarray as _ndarray
 
 from ._engine import engine
-from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, trace
+
+# (Node, new_box, notrace_primitive, func and toposort are re-exported: autograd.core has them)
+from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, trace  # noqa: F401
 from .tracer import primitive as _plain_primitive
-from .util import func, subval, toposort
+from .util import func, subval, toposort  # noqa: F401
 
 VJPNode = engine.VJPNode
 JVPNode = engine.JVPNode
@@ -37,6 +39,7 @@ _ZERO, _MAKER, _DIRECT, _SAME = engine.ZERO, engine.MAKER, engine.DIRECT, engine
 
 
 # ---- reverse mode ---------------------------------------------------------------------
+
 
 def make_vjp(fun, x):
     """``(vjp, value)``: trace ``fun`` at ``x``; ``vjp(g)`` pulls a cotangent back to ``x``.
@@ -52,7 +55,7 @@ def make_vjp(fun, x):
     return _make_vjp(fun, x, consume=False)
 
 
-_split_make_vjp = None   # builtins._make_vjp_split: containers of arrays, traced leaf by leaf
+_split_make_vjp = None  # builtins._make_vjp_split: containers of arrays, traced leaf by leaf
 
 
 def _make_vjp(fun, x, consume):
@@ -65,16 +68,19 @@ def _make_vjp(fun, x, consume):
     start_node = VJPNode.new_root()
     end_value, end_node = trace(start_node, fun, x)
     if end_node is None:
+
         def vjp(g):
             return vspace(x).zeros()
     else:
+
         def vjp(g):
             result = engine.backward_pass(g, end_node, consume)
             if result is None:
                 return vspace(x).zeros()
             if type(result) is ndarray and not result.flags.writeable:
-                result = result.copy()   # rules may pass back read-only broadcast views
+                result = result.copy()  # rules may pass back read-only broadcast views
             return result
+
     return vjp, end_value
 
 
@@ -82,7 +88,7 @@ def _reject_integers(x):
     """Only float and complex values have derivatives: reject integer, boolean, object and
     string inputs (also inside containers) with a clear message before tracing starts."""
     tp = type(x)
-    if tp is float or tp is _float64 or tp is _ndarray and x.dtype.kind == "f":
+    if tp is float or tp is _float64 or tp is ndarray and x.dtype.kind == "f":
         return
     if tp is list or tp is tuple or isinstance(x, (list, tuple)):
         for item in x:
@@ -95,11 +101,15 @@ def _reject_integers(x):
         if kind == "f" or kind == "c" or tp is float or tp is complex:
             return
         if kind in ("b", "i", "u") or (kind is None and isinstance(x, int) and not isbox(x)):
-            raise TypeError("Can't differentiate w.r.t. type {}{}: integers cannot be differentiated, "
-                            "pass floats instead (e.g. 1.0 or x.astype(float))".format(tp, _dtype_note(x)))
+            raise TypeError(
+                "Can't differentiate w.r.t. type {}{}: integers cannot be differentiated, "
+                "pass floats instead (e.g. 1.0 or x.astype(float))".format(tp, _dtype_note(x))
+            )
         if kind is not None:
-            raise TypeError("Can't differentiate w.r.t. type {}{}: only float and complex values can "
-                            "be differentiated (convert with x.astype(float))".format(tp, _dtype_note(x)))
+            raise TypeError(
+                "Can't differentiate w.r.t. type {}{}: only float and complex values can "
+                "be differentiated (convert with x.astype(float))".format(tp, _dtype_note(x))
+            )
 
 
 def _dtype_note(x):
@@ -112,13 +122,18 @@ def check_output_space(op, ans):
     value = getval(ans)
     kind = getattr(getattr(value, "dtype", None), "kind", None)
     if kind is not None and kind not in ("f", "c"):
-        raise TypeError("{} requires the function to return a float or a float array, but it "
-                        "returned a value of type {} with dtype {}".format(op, type(value), value.dtype))
+        raise TypeError(
+            "{} requires the function to return a float or a float array, but it "
+            "returned a value of type {} with dtype {}".format(op, type(value), value.dtype)
+        )
     try:
         return vspace(ans)
     except TypeError:
-        raise TypeError("{} requires the function to return a float or a float array, but it "
-                        "returned a value of type {}".format(op, type(value))) from None
+        raise TypeError(
+            "{} requires the function to return a float or a float array, but it returned a value of type {}".format(
+                op, type(value)
+            )
+        ) from None
 
 
 def backward_pass(g, end_node):
@@ -164,9 +179,11 @@ def defvjp_argnum(fun, vjpmaker):
     >>> grad(weighted, (0, 1))(1.0, 1.0)
     (array(2.), array(3.))
     """
+
     def vjp_argnums(argnums, ans, args, kwargs):
         vjps = [vjpmaker(argnum, ans, args, kwargs) for argnum in argnums]
         return lambda g: [vjp(g) for vjp in vjps]
+
     primitive_vjps[fun] = vjp_argnums
 
 
@@ -223,8 +240,7 @@ def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args")):
     unknown = set(uses) - {"ans", "args"}
     if unknown:
         raise ValueError("uses may contain 'ans' and 'args', got {}".format(sorted(unknown)))
-    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_DIRECT, rules, argnums),
-                                   "ans" in uses, "args" in uses)
+    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_DIRECT, rules, argnums), "ans" in uses, "args" in uses)
 
 
 def translate_vjp(vjpfun, fun, argnum):
@@ -279,6 +295,7 @@ class _LegacyPrimitive(engine.Primitive):
 
         def rule(g, ans, *args, **kwargs):
             return vjpfun(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
+
         self._merge(argnum, (_DIRECT, rule))
 
     def defvjp_is_zero(self, argnums=(0,)):
@@ -317,6 +334,7 @@ def primitive(f_raw):
 
 # ---- forward mode ---------------------------------------------------------------------
 
+
 def make_jvp(fun, x):
     """``jvp(g) -> (value, tangent)``: runs ``fun`` at ``x`` pushing the tangent ``g`` forward.
 
@@ -333,6 +351,7 @@ def make_jvp(fun, x):
         if end_node is None or end_node.g is None:
             return end_value, vspace(end_value).zeros()
         return end_value, end_node.g
+
     return jvp
 
 
@@ -367,8 +386,10 @@ def defjvp_argnum(fun, jvpmaker):
     >>> deriv(weighted, 1)(1.0, 1.0)
     3.0
     """
+
     def jvp_argnums(argnums, gs, ans, args, kwargs):
         return sum_outgrads([jvpmaker(i, g, ans, args, kwargs) for i, g in zip(argnums, gs)])
+
     primitive_jvps[fun] = jvp_argnums
 
 
@@ -392,8 +413,10 @@ def defjvp(fun, *jvpfuns, argnums=None):
     (3.0, 2.0)
     """
     argnums = range(len(jvpfuns)) if argnums is None else argnums
-    table = {i: (_ZERO, None) if r is None else (_SAME, None) if r == "same" else (_DIRECT, r)
-             for i, r in zip(argnums, jvpfuns)}
+    table = {
+        i: (_ZERO, None) if r is None else (_SAME, None) if r == "same" else (_DIRECT, r)
+        for i, r in zip(argnums, jvpfuns)
+    }
     primitive_jvps[fun] = _JVPRule(fun, table, None)
 
 
@@ -448,6 +471,7 @@ def identity_jvp(g, *args, **kwargs):
 
 # ---- adding cotangents ----------------------------------------------------------------
 
+
 def add_outgrads(prev_g_flagged, g):
     """``(sum, owned)`` of a pending ``(value, owned)`` (or None) and a new contribution.
 
@@ -466,7 +490,7 @@ def add_outgrads(prev_g_flagged, g):
     if prev is None:
         return (sparse_add(vspace(g), None, g), True) if sparse else (g, False)
     vs = vspace(g)
-    if type(prev) in sparse_object_types:   # a sparse first term (forward mode keeps them)
+    if type(prev) in sparse_object_types:  # a sparse first term (forward mode keeps them)
         prev, prev_owned = sparse_add(vs, None, prev), True
     if prev_owned:
         return (sparse_add(vs, prev, g) if sparse else vs.mut_add(prev, g)), True
@@ -496,6 +520,7 @@ engine.set_generic_add(_engine_add)
 
 # ---- vector spaces ----------------------------------------------------------------------
 
+
 class VSpace:
     """The space a value lives in: its zeros, ones, basis, and linear operations.
 
@@ -512,6 +537,7 @@ class VSpace:
     >>> vs.zeros().shape
     (2, 3)
     """
+
     __slots__ = ()
     mappings = {}
     iscomplex = False
@@ -568,7 +594,7 @@ class VSpace:
         return x
 
     def __eq__(self, other):
-        return type(self) == type(other) and self.__dict__ == other.__dict__
+        return type(self) is type(other) and self.__dict__ == other.__dict__
 
     def __hash__(self):
         return id(self)
@@ -606,8 +632,11 @@ def vspace(value):
             if maker is not None:
                 VSpace.mappings[type(value)] = maker
                 return maker(value)
-        raise TypeError("Can't find vector space for value {} of type {}. Valid types are {}".format(
-            value, type(value), sorted(map(str, VSpace.mappings)))) from None
+        raise TypeError(
+            "Can't find vector space for value {} of type {}. Valid types are {}".format(
+                value, type(value), sorted(map(str, VSpace.mappings))
+            )
+        ) from None
 
 
 def _inner_prod_rule(g, ans, vs, x, y, other):
@@ -617,23 +646,30 @@ def _inner_prod_rule(g, ans, vs, x, y, other):
 defvjp_direct(VSpace.add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
 defvjp_direct(VSpace.mut_add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
 defvjp_direct(VSpace.covector, None, lambda g, ans, vs, x: vs.covector(g))
-defvjp_direct(VSpace.inner_prod, None,
-              lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(y, g)),
-              lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(x, g)))
-defvjp_direct(VSpace.scalar_mul, None,
-              lambda g, ans, vs, x, a: vs.scalar_mul(g, a),
-              lambda g, ans, vs, x, a: vs.covector(vs.inner_prod(g, vs.covector(x))))
+defvjp_direct(
+    VSpace.inner_prod,
+    None,
+    lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(y, g)),
+    lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(x, g)),
+)
+defvjp_direct(
+    VSpace.scalar_mul,
+    None,
+    lambda g, ans, vs, x, a: vs.scalar_mul(g, a),
+    lambda g, ans, vs, x, a: vs.covector(vs.inner_prod(g, vs.covector(x))),
+)
 # add and mut_add are affine in each argument (x + y), not linear: the tangent passes through.
 defjvp(VSpace.add, None, identity_jvp, identity_jvp)
 defjvp(VSpace.mut_add, None, identity_jvp, identity_jvp)
 defjvp(VSpace.covector, None, "same")
 defjvp(VSpace.scalar_mul, None, "same", lambda g, ans, vs, x, a: vs.scalar_mul(x, g))
-defjvp(VSpace.inner_prod, None,
-       lambda g, ans, vs, x, y: vs.inner_prod(g, y),
-       lambda g, ans, vs, x, y: vs.inner_prod(x, g))
+defjvp(
+    VSpace.inner_prod, None, lambda g, ans, vs, x, y: vs.inner_prod(g, y), lambda g, ans, vs, x, y: vs.inner_prod(x, g)
+)
 
 
 # ---- sparse cotangents ------------------------------------------------------------------
+
 
 class SparseObject:
     """A cotangent that knows how to add itself into a dense value of space ``vs``.
@@ -650,6 +686,7 @@ class SparseObject:
     >>> g.mut_add(np.ones(3))
     array([1., 6., 1.])
     """
+
     __slots__ = ("vs", "mut_add")
 
     def __init__(self, vs, mut_add):
@@ -665,6 +702,7 @@ class SparseBox(Box):
     >>> type(box) is SparseBox
     True
     """
+
     __slots__ = ()
 
 
@@ -691,6 +729,8 @@ def sparse_add(vs, x_prev, x_new):
 
 
 defvjp_direct(sparse_add, None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+
+
 def _sparse_add_jvp_new(g, ans, vs, x_prev, x_new):
     # the tangent of a sparse term may itself be sparse: add it to the dense total densely
     return sparse_add(vs, None, g) if type(g) in sparse_object_types else g

@@ -18,6 +18,7 @@ signature it is called with (``grad(fun, argnum=0) -> Callable[..., Any]``), and
 >>> grad(lambda x, y: np.sum(x * y), argnum=1)(np.ones(2), np.arange(2.0))
 array([1., 1.])
 """
+
 import functools
 import inspect
 import warnings
@@ -30,24 +31,40 @@ import numpy as _onp
 from . import numpy as np
 from ._gc import gc_paused
 from .builtins import _container_space_types, register_container_type, traced_container
-from .core import (_make_vjp, check_output_space, defjvp_argnums, defvjp_argnums,
-                   make_jvp as _make_jvp, vspace)
+from .core import _make_vjp, check_output_space, defjvp_argnums, defvjp_argnums, make_jvp as _make_jvp, vspace
 from .tracer import getval, isbox, primitive
 from .wrap_util import get_name, unary_to_nary
 
-__all__ = ["grad", "value_and_grad", "make_vjp", "elementwise_grad", "jacobian", "grad_and_aux",
-           "tensor_jacobian_product", "vector_jacobian_product", "grad_named", "holomorphic_grad",
-           "make_jvp", "deriv", "hessian", "make_hvp", "hessian_tensor_product",
-           "hessian_vector_product", "make_ggnvp", "multigrad_dict", "checkpoint",
-           "make_jvp_reversemode", "stop_gradient"]
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "make_vjp",
+    "elementwise_grad",
+    "jacobian",
+    "grad_and_aux",
+    "tensor_jacobian_product",
+    "vector_jacobian_product",
+    "grad_named",
+    "holomorphic_grad",
+    "make_jvp",
+    "deriv",
+    "hessian",
+    "make_hvp",
+    "hessian_tensor_product",
+    "hessian_vector_product",
+    "make_ggnvp",
+    "multigrad_dict",
+    "checkpoint",
+    "make_jvp_reversemode",
+    "stop_gradient",
+]
 
-Argnum = Union[int, Sequence[int]]   # an argnum: one position, or several
+Argnum = Union[int, Sequence[int]]  # an argnum: one position, or several
 
-_SCALAR_ONLY = ("{} only applies to real scalar-output functions. "
-                "Try jacobian, elementwise_grad or holomorphic_grad.")
+_SCALAR_ONLY = "{} only applies to real scalar-output functions. Try jacobian, elementwise_grad or holomorphic_grad."
 
 
-_output_space = check_output_space   # vspace(ans), or a TypeError naming the returned type
+_output_space = check_output_space  # vspace(ans), or a TypeError naming the returned type
 
 
 def _scalar_output_space(op, ans, title=None):
@@ -78,7 +95,7 @@ def _register_container_types(value):
     t = type(value)
     if t not in _container_space_types:
         register_container_type(t)
-    for element in (value.values() if isinstance(value, dict) else value):
+    for element in value.values() if isinstance(value, dict) else value:
         if isinstance(element, (list, tuple, dict)):
             _register_container_types(element)
 
@@ -93,13 +110,16 @@ def _traced(out):
 
 def _traced_output(fun):
     """``fun`` with a plain container output holding traced values made one traced value."""
+
     def fun_traced_output(x):
         return _traced(fun(x))
+
     fun_traced_output.__name__ = get_name(fun)
     return fun_traced_output
 
 
 # ---- reverse mode ------------------------------------------------------------------------
+
 
 @unary_to_nary
 def grad(fun: Callable[..., Any], x: Any) -> Any:
@@ -124,7 +144,7 @@ def grad(fun: Callable[..., Any], x: Any) -> Any:
     """
     with gc_paused():
         vjp, ans = _make_vjp(fun, x, consume=True)
-        return vjp(_scalar_seed("grad", ans, "Grad"))   # autograd's capital
+        return vjp(_scalar_seed("grad", ans, "Grad"))  # autograd's capital
 
 
 @unary_to_nary
@@ -200,6 +220,7 @@ def grad_and_aux(fun: Callable[..., Any], x: Any) -> tuple[Any, Any]:
         value, extra = fun(x)
         aux.append(_unbox_level(extra, x))
         return value
+
     value_only.__name__ = get_name(fun)
 
     with gc_paused():
@@ -226,6 +247,7 @@ def _unbox_level(value, start_box):
 
 
 # ---- Jacobians ----------------------------------------------------------------------------
+
 
 def _is_container(value):
     return isinstance(getval(value), (list, tuple, dict))
@@ -289,7 +311,7 @@ def _jacobian_blocks(vjp, ans, ans_vs, x):
     for out_path in _leaf_paths(ans):
         out_leaf = _peek(ans, out_path)
         out_shape, size = _onp.shape(out_leaf), vspace(out_leaf).size
-        row_block = rows[start:start + size]
+        row_block = rows[start : start + size]
         start += size
         per_input = []
         for in_path, in_shape in zip(in_paths, in_shapes):
@@ -330,8 +352,9 @@ def jacobian(fun: Callable[..., Any], x: Any) -> Any:
         vjp, ans = _make_vjp(_traced_output(fun), x, consume=False)
         ans_vs = _output_space("jacobian", ans)
         if ans_vs.iscomplex:
-            raise TypeError("jacobian only applies to real-output functions; for a holomorphic "
-                            "function use holomorphic_grad.")
+            raise TypeError(
+                "jacobian only applies to real-output functions; for a holomorphic function use holomorphic_grad."
+            )
         if _is_container(ans) or _is_container(x):
             return _jacobian_blocks(vjp, ans, ans_vs, x)
         x_shape = vspace(x).shape
@@ -377,7 +400,7 @@ def _before_appended(argnum):
     try:
         i = _index(argnum)
     except TypeError:
-        return argnum   # not an int: the operator reports it
+        return argnum  # not an int: the operator reports it
     return i - 1 if i < 0 and not isinstance(argnum, bool) else argnum
 
 
@@ -398,9 +421,11 @@ def tensor_jacobian_product(fun: Callable[..., Any], argnum: Argnum = 0) -> Call
     >>> tensor_jacobian_product(lambda x: np.dot(A, x))(np.ones(2), np.array([1.0, -1.0]))
     array([-2., -2.])
     """
+
     def vector_dot_fun(*args, **kwargs):
         args, vector = args[:-1], args[-1]
         return _contract(fun(*args, **kwargs), vector)
+
     return jacobian(vector_dot_fun, _before_appended(argnum))
 
 
@@ -435,11 +460,12 @@ def holomorphic_grad(fun: Callable[..., Any], x: Any) -> Any:
     (2+2j)
     """
     if not vspace(x).iscomplex:
-        warnings.warn("Input to holomorphic_grad is not complex")
+        warnings.warn("Input to holomorphic_grad is not complex", stacklevel=2)
     return grad(lambda x: np.real(fun(x)))(x)
 
 
 # ---- forward mode -------------------------------------------------------------------------
+
 
 @unary_to_nary
 def make_jvp(fun: Callable[..., Any], x: Any) -> Callable[[Any], tuple[Any, Any]]:
@@ -486,6 +512,7 @@ def make_jvp_reversemode(fun: Callable[..., Any], x: Any) -> Callable[[Any], Any
 
 # ---- second order -------------------------------------------------------------------------
 
+
 @unary_to_nary
 def make_hvp(fun: Callable[..., Any], x: Any) -> tuple[Callable[[Any], Any], Any]:
     """Builds a function for evaluating Hessian-vector products at a fixed point: returns
@@ -521,6 +548,7 @@ def hessian_tensor_product(fun: Callable[..., Any], argnum: Argnum = 0) -> Calla
     def vector_dot_grad(*args, **kwargs):
         args, vector = args[:-1], args[-1]
         return _contract(fun_grad(*args, **kwargs), vector)
+
     return grad(vector_dot_grad, _before_appended(argnum))
 
 
@@ -528,11 +556,12 @@ hessian_vector_product = hessian_tensor_product
 
 
 def _half_sum_of_squares(x):
-    return 0.5 * np.sum(x ** 2, axis=-1)
+    return 0.5 * np.sum(x**2, axis=-1)
 
 
-def make_ggnvp(f: Callable[..., Any], g: Callable[[Any], Any] = _half_sum_of_squares,
-               f_argnum: Argnum = 0) -> Callable[..., Callable[[Any], Any]]:
+def make_ggnvp(
+    f: Callable[..., Any], g: Callable[[Any], Any] = _half_sum_of_squares, f_argnum: Argnum = 0
+) -> Callable[..., Callable[[Any], Any]]:
     """Builds a function for evaluating generalized Gauss-Newton-vector products at a point.
 
     For ``h(x) = g(f(x))`` the GGN matrix is ``J_f^T H_g J_f``; ``make_ggnvp(f, g)(*args)``
@@ -549,6 +578,7 @@ def make_ggnvp(f: Callable[..., Any], g: Callable[[Any], Any] = _half_sum_of_squ
     >>> ggnvp(np.array([1.0, 0.0]))
     array([10., 14.])
     """
+
     @unary_to_nary
     def _make_ggnvp(f, x):
         f_vjp, f_x = _make_vjp(_traced_output(f), x, consume=False)
@@ -557,11 +587,14 @@ def make_ggnvp(f: Callable[..., Any], g: Callable[[Any], Any] = _half_sum_of_squ
 
         def ggnvp(v):
             return f_vjp(g_hvp(f_jvp(v)))
+
         return ggnvp
+
     return _make_ggnvp(f, f_argnum)
 
 
 # ---- gradients of every argument ----------------------------------------------------------
+
 
 def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., OrderedDict[str, Any]]:
     """Takes gradients with respect to all arguments simultaneously.
@@ -596,17 +629,21 @@ def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., OrderedDict[str, An
                 else:
                     call_args.append(value)
             return fun(*call_args, **call_kwargs)
+
         fun_of_all.__name__ = get_name(fun)
         gradients = grad(fun_of_all, tuple(range(len(names))))(*values)
         return OrderedDict(zip(names, gradients))
+
     gradient_dict.__name__ = "multigrad_dict_of_{}".format(get_name(fun))
-    gradient_dict.__doc__ = ("    multigrad_dict of function {} with respect to all of its arguments: "
-                             "an OrderedDict\n    of gradients keyed by parameter name.\n    ").format(
-                                 get_name(fun))
+    gradient_dict.__doc__ = (
+        "    multigrad_dict of function {} with respect to all of its arguments: "
+        "an OrderedDict\n    of gradients keyed by parameter name.\n    "
+    ).format(get_name(fun))
     return gradient_dict
 
 
 # ---- checkpointing ------------------------------------------------------------------------
+
 
 def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
     """Returns a checkpointed version of ``fun``: its intermediate values are not stored
@@ -626,17 +663,20 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
     >>> bool(np.allclose(grad(loss)(0.7), grad(plain)(0.7)))
     True
     """
+
     def run(layout, *values):
         npos, names = layout
         return fun(*values[:npos], **dict(zip(names, values[npos:])))
 
     def recompute(argnums, args):
         """``xs -> run(*args with xs at argnums)``, for re-tracing one call."""
+
         def run_at(xs):
             values = list(args)
             for i, x in zip(argnums, xs):
                 values[i] = x
             return _traced(run(*values))
+
         run_at.__name__ = get_name(fun)
         return run_at
 
@@ -645,6 +685,7 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
             xs = tuple([args[i] for i in argnums])
             vjp_at, _ = _make_vjp(recompute(argnums, args), xs, consume=True)
             return vjp_at(g)
+
         return vjp
 
     def checkpoint_jvp(argnums, gs, ans, args, kwargs):
@@ -662,10 +703,12 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
         if kwargs:
             values.extend([_traced(v) for v in kwargs.values()])
         return recorded((len(args), tuple(kwargs)), *values)
+
     return checkpointed
 
 
 # ---- constants ----------------------------------------------------------------------------
+
 
 def stop_gradient(x: Any) -> Any:
     """``x`` as a constant: its value with every trace removed (inside containers too), so

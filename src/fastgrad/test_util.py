@@ -5,14 +5,15 @@ onto random directions, and recurse to check derivatives of derivatives up to ``
 
 (PYTEST_DONT_REWRITE: under pytest, the failure messages stay exactly as documented.)
 """
+
 import itertools
 
 from .core import make_jvp, make_vjp, vspace
 from .wrap_util import get_name, unary_to_nary
 
-TOL = 1e-6     # absolute tolerance of scalar_close
-RTOL = 1e-6    # relative tolerance of scalar_close
-EPS = 1e-6     # step of the central differences
+TOL = 1e-6  # absolute tolerance of scalar_close
+RTOL = 1e-6  # relative tolerance of scalar_close
+EPS = 1e-6  # step of the central differences
 
 
 def scalar_close(a, b):
@@ -42,6 +43,7 @@ def make_numerical_jvp(f, x):
         f_minus = f(x_vs.add(x, x_vs.scalar_mul(v, -EPS / 2)))
         difference = y_vs.add(f_plus, y_vs.scalar_mul(f_minus, -1.0))
         return y_vs.scalar_mul(difference, 1.0 / EPS)
+
     return jvp
 
 
@@ -61,8 +63,7 @@ def check_equivalent(x, y):
     x_vs, y_vs = vspace(x), vspace(y)
     assert x_vs == y_vs, "VSpace mismatch:\nx: {}\ny: {}".format(x_vs, y_vs)
     v = x_vs.randn()
-    assert scalar_close(x_vs.inner_prod(x, v), x_vs.inner_prod(y, v)), \
-        "Value mismatch:\nx: {}\ny: {}".format(x, y)
+    assert scalar_close(x_vs.inner_prod(x, v), x_vs.inner_prod(y, v)), "Value mismatch:\nx: {}\ny: {}".format(x, y)
 
 
 def check_vjp(f, x):
@@ -82,7 +83,9 @@ def check_vjp(f, x):
     numeric = y_vs.inner_prod(y_v, numerical_jvp(x_v))
     assert scalar_close(numeric, analytic), (
         "Derivative (VJP) check of {} failed with arg {}:\nanalytic: {}\nnumeric:  {}".format(
-            get_name(f), x, analytic, numeric))
+            get_name(f), x, analytic, numeric
+        )
+    )
 
 
 def check_jvp(f, x):
@@ -128,15 +131,19 @@ def check_grads(f, x, modes=("fwd", "rev"), order=2):
     if "fwd" in modes:
         check_jvp(f, x)
         if order > 1:
+
             def jvp_f(x, v):
                 return make_jvp(f, x)(v)[1]
+
             jvp_f.__name__ = "jvp_{}".format(get_name(f))
             check_grads(jvp_f, (0, 1), modes, order=order - 1)(x, vspace(x).randn())
     if "rev" in modes:
         check_vjp(f, x)
         if order > 1:
+
             def vjp_f(x, v):
                 return make_vjp(f, x)[0](v)
+
             vjp_f.__name__ = "vjp_{}".format(get_name(f))
             check_grads(vjp_f, (0, 1), modes, order=order - 1)(x, vspace(f(x)).randn())
 
@@ -153,9 +160,11 @@ def combo_check(fun, *args, **kwargs):
     >>> combo_check(np.power, [0, 1], modes=["rev"])([1.5, 2.0], [2.0, 3.0])
     >>> combo_check(np.sum, [0])([np.ones((2, 3))], axis=[0, 1, None])
     """
+
     def run_all(*arg_lists, **kwarg_lists):
         keyword_choices = [[(k, v) for v in values] for k, values in kwarg_lists.items()]
         for chosen_args in itertools.product(*arg_lists):
             for chosen_kwargs in itertools.product(*keyword_choices):
                 check_grads(fun, *args, **kwargs)(*chosen_args, **dict(chosen_kwargs))
+
     return run_all

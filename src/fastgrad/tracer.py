@@ -47,6 +47,7 @@ Traceback (most recent call last):
     ...
 TypeError: Can't differentiate w.r.t. type <class 'int'>...
 """
+
 from ._engine import engine
 
 Box = engine.Box

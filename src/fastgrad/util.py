@@ -1,4 +1,5 @@
 """Small helpers shared by the Python layer (autograd.util's names)."""
+
 import operator
 import warnings
 
@@ -69,8 +70,7 @@ def toposort(end_node, parents=operator.attrgetter("parents")):
                 child_counts[parent] -= 1
 
 
-def quick_grad_check(fun, arg0, extra_args=(), kwargs={}, verbose=True,
-                     eps=1e-4, rtol=1e-4, atol=1e-6, rs=None):
+def quick_grad_check(fun, arg0, extra_args=(), kwargs=None, verbose=True, eps=1e-4, rtol=1e-4, atol=1e-6, rs=None):
     """Deprecated (as in autograd): checks the gradient of ``fun(arg0, *extra_args, **kwargs)``
     with respect to ``arg0`` against central differences along a random direction, raising
     AssertionError on a mismatch.  Use ``fastgrad.test_util.check_grads`` instead.
@@ -88,7 +88,8 @@ def quick_grad_check(fun, arg0, extra_args=(), kwargs={}, verbose=True,
     >>> print(caught[0].message)
     quick_grad_check is deprecated; use fastgrad.test_util.check_grads
     """
-    warnings.warn("quick_grad_check is deprecated; use fastgrad.test_util.check_grads", UserWarning,
-                  stacklevel=2)
+    warnings.warn("quick_grad_check is deprecated; use fastgrad.test_util.check_grads", UserWarning, stacklevel=2)
     from .test_util import check_grads
+
+    kwargs = {} if kwargs is None else kwargs
     check_grads(lambda x: fun(x, *extra_args, **kwargs), modes=["rev"], order=1)(arg0)

@@ -13,6 +13,7 @@ tuple of those arguments).
 >>> twice(lambda a, b: a - b, argnum=1)(5.0, 3.0)   # 2 * (5 - 3), as a function of b
 4.0
 """
+
 import inspect as _inspect
 from operator import index as _index
 from typing import Any as _Any, Callable as _Callable, Sequence as _Sequence, Union as _Union
@@ -58,6 +59,7 @@ def wraps(fun, namestr="{fun}", docstr="{doc}", **kwargs):
     >>> wrapper.__name__, wrapper.__doc__
     ('logged_area', 'Area of a disc. (logged by me)')
     """
+
     def _wraps(f):
         try:
             f.__name__ = namestr.format(fun=get_name(fun), **kwargs)
@@ -65,12 +67,15 @@ def wraps(fun, namestr="{fun}", docstr="{doc}", **kwargs):
         except (AttributeError, TypeError):
             pass
         return f
+
     return _wraps
 
 
 _NARY_NAME = "{op}_of_{fun}_wrt_argnum_{argnum}"
-_NARY_DOC = ("    {op} of function {fun} with respect to argument number {argnum}. Takes the\n"
-             "    same arguments as {fun} but returns the {op}.\n    ")
+_NARY_DOC = (
+    "    {op} of function {fun} with respect to argument number {argnum}. Takes the\n"
+    "    same arguments as {fun} but returns the {op}.\n    "
+)
 
 
 def wrap_nary_f(fun, op, argnum):
@@ -109,8 +114,11 @@ def _as_argnum(i, argnum):
 
 
 def _out_of_range(argnum, nargs):
-    return IndexError("argnum {} is out of range: the function was called with {} positional "
-                      "argument{}".format(argnum, nargs, "" if nargs == 1 else "s"))
+    return IndexError(
+        "argnum {} is out of range: the function was called with {} positional argument{}".format(
+            argnum, nargs, "" if nargs == 1 else "s"
+        )
+    )
 
 
 def _resolve(argnum, nargs):
@@ -134,13 +142,11 @@ def _nary_signature(unary_operator):
     try:
         signature = _inspect.signature(unary_operator)
         fun, _x, *rest = signature.parameters.values()
-        argnum = _inspect.Parameter("argnum", _inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                    default=0, annotation=_ARGNUM)
+        argnum = _inspect.Parameter("argnum", _inspect.Parameter.POSITIONAL_OR_KEYWORD, default=0, annotation=_ARGNUM)
         returns = signature.return_annotation
         returns = _Any if returns is signature.empty else returns
-        return signature.replace(parameters=[fun, argnum, *rest],
-                                 return_annotation=_Callable[..., returns])
-    except (TypeError, ValueError):   # not introspectable, or fewer than two parameters
+        return signature.replace(parameters=[fun, argnum, *rest], return_annotation=_Callable[..., returns])
+    except (TypeError, ValueError):  # not introspectable, or fewer than two parameters
         return None
 
 
@@ -177,6 +183,7 @@ def unary_to_nary(unary_operator):
     >>> inspect.signature(value_at).return_annotation
     typing.Callable[..., float]
     """
+
     def nary_operator(fun, argnum=0, *nary_op_args, **nary_op_kwargs):
         name = get_name(fun)
         if isinstance(argnum, (tuple, list)):
@@ -190,6 +197,7 @@ def unary_to_nary(unary_operator):
 
                 def unary_f(x):
                     return fun(*subvals(args, zip(resolved, x)), **kwargs)
+
                 unary_f.__name__ = name
                 return unary_operator(unary_f, x, *nary_op_args, **nary_op_kwargs)
         else:
@@ -206,8 +214,10 @@ def unary_to_nary(unary_operator):
                     values = list(args)
                     values[num] = x
                     return fun(*values, **kwargs)
+
                 unary_f.__name__ = name
                 return unary_operator(unary_f, x, *nary_op_args, **nary_op_kwargs)
+
         return nary_f
 
     nary_operator.__name__ = get_name(unary_operator)
@@ -218,7 +228,7 @@ def unary_to_nary(unary_operator):
     if signature is not None:
         nary_operator.__signature__ = signature
         nary_operator.__annotations__ = {
-            **{p.name: p.annotation for p in signature.parameters.values()
-               if p.annotation is not p.empty},
-            "return": signature.return_annotation}
+            **{p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty},
+            "return": signature.return_annotation,
+        }
     return nary_operator

@@ -3,8 +3,9 @@
 As in autograd, ``fastgrad.misc.flatten`` is the function; the module of the same name
 stays importable (``from fastgrad.misc.flatten import flatten_func``).
 """
-from . import fixed_points, optimizers, tracers  # noqa: F401
-from .flatten import flatten, flatten_func  # noqa: F401,E402  (rebinds the name to the function)
-from .tracers import const_graph  # noqa: F401
+
+from . import fixed_points, optimizers, tracers
+from .flatten import flatten, flatten_func
+from .tracers import const_graph
 
 __all__ = ["flatten", "flatten_func", "const_graph"]

@@ -7,6 +7,7 @@ fixed point ``v = g + vjp_x(v)``, found by the same iteration (so it converges w
 forward iteration does).  The adjoint iteration is itself a traced ``fixed_point`` call,
 so second derivatives work too.
 """
+
 from ..builtins import tuple as _traced_tuple
 from ..core import defvjp_direct, make_vjp, vspace
 from ..tracer import primitive
@@ -44,6 +45,7 @@ def _make_adjoint(f):
         a, x_star, g = params
         vjp_x, _ = make_vjp(f(a), x_star)
         return lambda v: vspace(g).add(g, vjp_x(v))
+
     return adjoint
 
 

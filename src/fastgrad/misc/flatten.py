@@ -9,6 +9,7 @@ traced leaves (or a traced vector) give a traced result.
 The structure is read once, when flattening; ``unflatten`` only slices and reshapes, which
 makes the round trip much cheaper than going through a VJP.
 """
+
 from collections import OrderedDict
 
 import numpy as onp
@@ -58,7 +59,7 @@ def _walk(x, leaves, any_box):
             order = sorted(keys)
             return (_DICT, type(v), keys, order, {k: _walk(x[k], leaves, any_box) for k in order})
         any_box.append(True)
-        _walk(v, [], [])   # reject integers and unknown types as for plain values
+        _walk(v, [], [])  # reject integers and unknown types as for plain values
         leaves.append(x)
         return _LEAF
     if t is complex:
@@ -135,8 +136,7 @@ def flatten(value):
             parts = []
             for (a, b), shape, dtype in layout:
                 p = anp.reshape(vec[a:b], shape)
-                parts.append(p if dtype is None or getval(vec).dtype == dtype
-                             else anp.astype_method(p, dtype))
+                parts.append(p if dtype is None or getval(vec).dtype == dtype else anp.astype_method(p, dtype))
         else:
             vec = onp.asarray(vec)
             same = vec.dtype == vdtype
@@ -172,4 +172,5 @@ def flatten_func(func, example):
 
     def flat_func(flat, *args, **kwargs):
         return func(unflatten(flat), *args, **kwargs)
+
     return flat_func, unflatten, flat_example

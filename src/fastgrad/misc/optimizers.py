@@ -5,6 +5,7 @@ the starting point ``x0`` (an array or a nested list/tuple/dict of arrays), an o
 ``callback(x, i, g)`` called every iteration before the step, and returns the final ``x``
 with the structure of ``x0``.  Internally the tree is flattened once into one vector.
 """
+
 from functools import wraps
 
 import numpy as onp
@@ -28,18 +29,22 @@ def unflatten_optimizer(optimize):
     >>> list(result), bool(np.allclose(result["a"], 1.0))
     (['a'], True)
     """
+
     @wraps(optimize)
     def _optimize(grad, x0, callback=None, *args, **kwargs):
         flat_x0, unflatten = flatten(x0)
 
         def flat_grad(x, i):
             return flatten(grad(unflatten(x), i))[0]
+
         if callback is not None:
+
             def flat_callback(x, i, g):
                 return callback(unflatten(x), i, unflatten(g))
         else:
             flat_callback = None
         return unflatten(optimize(flat_grad, flat_x0, flat_callback, *args, **kwargs))
+
     return _optimize
 
 
@@ -85,7 +90,7 @@ def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps
         g = grad(x, i)
         if callback:
             callback(x, i, g)
-        avg_sq_grad = avg_sq_grad * gamma + g ** 2 * (1.0 - gamma)
+        avg_sq_grad = avg_sq_grad * gamma + g**2 * (1.0 - gamma)
         x = x - step_size * g / (onp.sqrt(avg_sq_grad) + eps)
     return x
 
@@ -109,7 +114,7 @@ def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.99
         if callback:
             callback(x, i, g)
         m = (1.0 - b1) * g + b1 * m
-        v = (1.0 - b2) * (g ** 2) + b2 * v
+        v = (1.0 - b2) * (g**2) + b2 * v
         mhat = m / (1.0 - b1 ** (i + 1))
         vhat = v / (1.0 - b2 ** (i + 1))
         x = x - step_size * mhat / (onp.sqrt(vhat) + eps)

@@ -10,6 +10,7 @@ code again.  Use it only for functions whose graph does not depend on the input 
 node; every node has ``value`` (the value computed there) and ``recipe`` =
 ``(primitive, args, kwargs, [(argnum, parent node), ...])``.
 """
+
 from functools import partial
 
 from ..tracer import Node, trace
@@ -31,6 +32,7 @@ class ConstGraphNode(Node):
     >>> bool(np.isclose(end.replay([np.exp(1.0)]), 2.0 * np.exp(1.0)))   # exp(x) at x = 1
     True
     """
+
     __slots__ = ("parents", "fun", "args", "kwargs", "argnums")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
@@ -65,8 +67,9 @@ def const_graph_unary(fun):
             root = ConstGraphNode.new_root()
             value, end = trace(root, pending[0], x)
             if end is None:
-                raise ValueError("const_graph: the output of {} does not depend on its input"
-                                 .format(getattr(fun, "__name__", fun)))
+                raise ValueError(
+                    "const_graph: the output of {} does not depend on its input".format(getattr(fun, "__name__", fun))
+                )
             graph.extend(reversed(list(toposort(end))))
             pending.clear()
             return value
@@ -74,6 +77,7 @@ def const_graph_unary(fun):
         for node in graph[1:]:
             values[node] = node.replay([values[p] for p in node.parents])
         return values[graph[-1]]
+
     return cached
 
 
@@ -100,6 +104,7 @@ def const_graph(fun, *args, **kwargs):
     @wraps(fun)
     def replayed(*xs):
         return unary(xs)
+
     return replayed
 
 
@@ -114,6 +119,7 @@ class FullGraphNode(Node):
     >>> fun.__name__, [parent.recipe[0].__name__ for argnum, parent in parents]
     ('add', ['exp'])
     """
+
     __slots__ = ("value", "recipe")
 
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):

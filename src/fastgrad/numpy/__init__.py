@@ -5,12 +5,13 @@
 >>> grad(lambda x: np.sum(np.sin(x) * x))(np.ones(3))
 array([1.38177329, 1.38177329, 1.38177329])
 """
+
 from . import numpy_wrapper
 from . import numpy_boxes
 from . import numpy_vspaces
 from . import numpy_vjps
 from . import numpy_jvps
-from . import _scalar_kernels                   # noqa: F401  (after the rules it checks)
-from .numpy_wrapper import *                     # noqa: F401,F403  (every NumPy name)
-from .numpy_wrapper import make_diagonal         # noqa: F401
-from . import fft, linalg, random                # noqa: F401
+from . import _scalar_kernels
+from .numpy_wrapper import *
+from .numpy_wrapper import make_diagonal
+from . import fft, linalg, random

@@ -19,6 +19,7 @@ reverse rules are the adjoints under fastgrad's pairing Re(sum(g * dy)):
 All rules call the traced transforms, so they are differentiable again.  Repeated axes in
 ``axes`` (transforming one axis twice) are not supported by the reverse rules.
 """
+
 import numpy as onp
 
 from ..core import defjvp, defvjp_direct
@@ -26,7 +27,7 @@ from ..tracer import primitive
 from . import numpy_wrapper as anp
 from .numpy_vjps import unbroadcast, _shape, _ndim
 
-_F = {}   # the fft primitives (set by register())
+_F = {}  # the fft primitives (set by register())
 _OPPOSITE = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
@@ -34,12 +35,12 @@ def _opposite(norm):
     try:
         return _OPPOSITE[norm]
     except KeyError:
-        raise ValueError('Invalid norm value {}; should be "backward", "ortho" or '
-                         '"forward".'.format(norm)) from None
+        raise ValueError('Invalid norm value {}; should be "backward", "ortho" or "forward".'.format(norm)) from None
 
 
 # ---------------------------------------------------------------------------------------
 # resize: crop or zero-pad along axes (linear; its adjoint resizes back)
+
 
 def _resize_raw(x, axes, sizes):
     x = onp.asarray(x)
@@ -56,8 +57,7 @@ def _resize_raw(x, axes, sizes):
 
 _resize_raw.__name__ = _resize_raw.__qualname__ = "resize"
 resize = primitive(_resize_raw)
-defvjp_direct(resize, lambda g, ans, x, axes, sizes:
-              resize(g, axes, [_shape(x)[a] for a in axes]))
+defvjp_direct(resize, lambda g, ans, x, axes, sizes: resize(g, axes, [_shape(x)[a] for a in axes]))
 defjvp(resize, "same")
 
 
@@ -89,6 +89,7 @@ def _weighted(c, x):
 # ---------------------------------------------------------------------------------------
 # Axes and sizes of the n-dimensional transforms (as NumPy resolves them)
 
+
 def _cook(a, s, axes, invreal=False):
     shape = _shape(a)
     nd = len(shape)
@@ -99,8 +100,7 @@ def _cook(a, s, axes, invreal=False):
     else:
         shapeless = False
         s_ = list(s)
-        axes_ = (list(range(nd - len(s_), nd)) if axes is None
-                 else [int(ax) % nd for ax in axes])
+        axes_ = list(range(nd - len(s_), nd)) if axes is None else [int(ax) % nd for ax in axes]
     s_ = [shape[ax] if n is None or n == -1 else int(n) for n, ax in zip(s_, axes_)]
     if invreal and shapeless:
         s_[-1] = (shape[axes_[-1]] - 1) * 2
@@ -114,18 +114,20 @@ def _axis(a, axis):
 # ---------------------------------------------------------------------------------------
 # Reverse rules
 
+
 def _c2c_vjp(name):
     def rule(g, ans, a, n=None, axis=-1, norm=None, out=None):
         ax = _axis(a, axis)
         return _fit(_F[name](g, None, ax, norm), a, [ax])
+
     return rule
 
 
 def _c2cn_vjp(name, default_axes):
     def rule(g, ans, a, s=None, axes=default_axes, norm=None, out=None):
         s_, axes_ = _cook(a, s, axes)
-        return _fit(_F["fftn" if name.startswith("fft") else "ifftn"](g, None, axes_, norm),
-                    a, axes_)
+        return _fit(_F["fftn" if name.startswith("fft") else "ifftn"](g, None, axes_, norm), a, axes_)
+
     return rule
 
 
@@ -139,6 +141,7 @@ def _rfftn_vjp(default_axes):
     def rule(g, ans, a, s=None, axes=default_axes, norm=None, out=None):
         s_, axes_ = _cook(a, s, axes)
         return _fit(anp.real(_F["fftn"](g, s_, axes_, norm)), a, axes_)
+
     return rule
 
 
@@ -155,6 +158,7 @@ def _irfftn_vjp(default_axes):
         spec = anp.conjugate(_F["rfftn"](g, s_, axes_, _opposite(norm)))
         c = _hermitian_weights(s_[-1], axes_[-1], _ndim(g))
         return _fit(_weighted(c, spec), a, axes_)
+
     return rule
 
 
@@ -175,16 +179,24 @@ def register(ns):
     """Register the rules of the fft namespace ``ns``."""
     _F.update(ns)
     rules = {
-        "fft": _c2c_vjp("fft"), "ifft": _c2c_vjp("ifft"),
-        "fft2": _c2cn_vjp("fft", (-2, -1)), "ifft2": _c2cn_vjp("ifft", (-2, -1)),
-        "fftn": _c2cn_vjp("fft", None), "ifftn": _c2cn_vjp("ifft", None),
-        "rfft": _rfft_vjp, "rfft2": _rfftn_vjp((-2, -1)), "rfftn": _rfftn_vjp(None),
-        "irfft": _irfft_vjp, "irfft2": _irfftn_vjp((-2, -1)), "irfftn": _irfftn_vjp(None),
-        "hfft": _hfft_vjp, "ihfft": _ihfft_vjp,
+        "fft": _c2c_vjp("fft"),
+        "ifft": _c2c_vjp("ifft"),
+        "fft2": _c2cn_vjp("fft", (-2, -1)),
+        "ifft2": _c2cn_vjp("ifft", (-2, -1)),
+        "fftn": _c2cn_vjp("fft", None),
+        "ifftn": _c2cn_vjp("ifft", None),
+        "rfft": _rfft_vjp,
+        "rfft2": _rfftn_vjp((-2, -1)),
+        "rfftn": _rfftn_vjp(None),
+        "irfft": _irfft_vjp,
+        "irfft2": _irfftn_vjp((-2, -1)),
+        "irfftn": _irfftn_vjp(None),
+        "hfft": _hfft_vjp,
+        "ihfft": _ihfft_vjp,
     }
     for name, rule in rules.items():
         defvjp_direct(ns[name], rule)
-        defjvp(ns[name], "same")   # linear in the array (real-linear for the real forms)
+        defjvp(ns[name], "same")  # linear in the array (real-linear for the real forms)
     defvjp_direct(ns["fftshift"], lambda g, ans, x, axes=None: unbroadcast(ns["ifftshift"](g, axes), x))
     defvjp_direct(ns["ifftshift"], lambda g, ans, x, axes=None: unbroadcast(ns["fftshift"](g, axes), x))
     defjvp(ns["fftshift"], "same")

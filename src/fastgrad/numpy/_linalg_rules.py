@@ -28,6 +28,7 @@ results finite and exact for functions that only use the eigenvalues / singular 
 (or are invariant to the choice of basis of the degenerate subspace), but derivatives of
 individual degenerate vectors are then not meaningful.
 """
+
 import math
 
 import numpy as onp
@@ -50,6 +51,7 @@ _L = {}
 
 # ---------------------------------------------------------------------------------------
 # Small helpers
+
 
 def T(x):
     """Swap the last two axes."""
@@ -96,7 +98,7 @@ def _is_zero(x):
 
 
 def _part_raw(t, i):
-    if type(t) is SparseObject:     # a sparse cotangent (or tangent) of a tuple: densify
+    if type(t) is SparseObject:  # a sparse cotangent (or tangent) of a tuple: densify
         t = t.mut_add(t.vs.zeros())
     return t[i]
 
@@ -143,7 +145,7 @@ def _inverse_gaps(w):
     Where two entries of ``w`` are exactly equal (a repeated eigenvalue or singular value,
     a degenerate point), F is set to 0 as well: see the module docstring."""
     E = _expand_dims(w, -2) - _expand_dims(w, -1)
-    zero = onp.asarray(getval(E)) == 0       # the diagonal, and exact ties
+    zero = onp.asarray(getval(E)) == 0  # the diagonal, and exact ties
     return _where(zero, 0.0, 1.0 / _where(zero, 1.0, E))
 
 
@@ -160,6 +162,7 @@ def _tri_mask(n, lower, k):
 
 # ---------------------------------------------------------------------------------------
 # The Hermitian matrix NumPy's eigh / cholesky / svd(hermitian) read from one triangle
+
 
 def _herm_from_triangle_raw(a, lower):
     """The Hermitian (symmetric) matrix whose lower (upper) triangle is that of ``a``, with
@@ -189,10 +192,8 @@ _herm_from_triangle_raw.__name__ = _herm_from_triangle_raw.__qualname__ = "herm_
 _herm_adjoint_raw.__name__ = _herm_adjoint_raw.__qualname__ = "herm_from_triangle_adjoint"
 herm_from_triangle = primitive(_herm_from_triangle_raw)
 herm_from_triangle_adjoint = primitive(_herm_adjoint_raw)
-defvjp_direct(herm_from_triangle, lambda g, ans, a, lower:
-              unbroadcast(herm_from_triangle_adjoint(g, lower), a))
-defvjp_direct(herm_from_triangle_adjoint, lambda g, ans, a, lower:
-              unbroadcast(herm_from_triangle(g, lower), a))
+defvjp_direct(herm_from_triangle, lambda g, ans, a, lower: unbroadcast(herm_from_triangle_adjoint(g, lower), a))
+defvjp_direct(herm_from_triangle_adjoint, lambda g, ans, a, lower: unbroadcast(herm_from_triangle(g, lower), a))
 defjvp(herm_from_triangle, "same")
 defjvp(herm_from_triangle_adjoint, "same")
 
@@ -203,6 +204,7 @@ def _lower_of(UPLO):
 
 # ---------------------------------------------------------------------------------------
 # det, slogdet, inv, solve
+
 
 def _solve_T(a, x):
     """A^{-T} x for a stack of matrices x."""
@@ -288,6 +290,7 @@ def _solve_jvp_b(g, ans, a, b):
 # pinv (the derivative of the pseudo-inverse where the rank is locally constant)
 #   dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X
 
+
 def _pinv_matrix(a, kwargs):
     return herm_from_triangle(a, True) if kwargs.get("hermitian") else a
 
@@ -341,6 +344,7 @@ def _pinv_kwargs(args, kwargs):
 # ---------------------------------------------------------------------------------------
 # matrix_power, multi_dot
 
+
 def _powers(a, m):
     """[A^0, A^1, ..., A^m] (A^0 the identity, as a constant)."""
     n = _shape(a)[-1]
@@ -361,7 +365,7 @@ def _matrix_power_jvp(g, ans, a, n):
         d_base, m = -_matmul(base, _matmul(g, base)), -n
     P = _powers(base, m - 1)
     total = None
-    for k in range(m):   # d(B^m) = sum_k B^k dB B^(m-1-k)
+    for k in range(m):  # d(B^m) = sum_k B^k dB B^(m-1-k)
         term = _matmul(P[k], _matmul(d_base, P[m - 1 - k]))
         total = term if total is None else total + term
     return total
@@ -421,9 +425,10 @@ def _multi_dot_vjp(argnums, ans, args, kwargs):
             if i > 0:
                 c = _matmul(T(_chain(mats[:i])), c)
             if i < len(mats) - 1:
-                c = _matmul(c, T(_chain(mats[i + 1:])))
+                c = _matmul(c, T(_chain(mats[i + 1 :])))
             out.append(unbroadcast(_reshape(c, _shape(args[i])), args[i]))
         return out
+
     return vjp
 
 
@@ -434,6 +439,7 @@ def_linear(multi_dot_args)
 # ---------------------------------------------------------------------------------------
 # cholesky:  A = L L^H.  With P = L^{-1} dA L^{-H}, dL = L Phi(P), Phi = lower triangle with
 # half the diagonal.  Only the lower (upper=True: upper) triangle of A is read.
+
 
 def _phi(P):
     n = _shape(P)[-1]
@@ -464,6 +470,7 @@ def _cholesky_vjp(g, ans, a, upper=False):
 # (F is set to 0 for tied pairs, see _inverse_gaps); the eigenvalues are.  For complex
 # input the phase of each eigenvector is arbitrary; dV is the change with V^H dV having a
 # zero diagonal, so only phase-invariant functions of V have a meaningful derivative.
+
 
 def _eigh_core_vjp(w, V, gw, gV):
     inner = _make_diagonal(gw)
@@ -504,6 +511,7 @@ def _eigvalsh_jvp(g, ans, a, UPLO="L"):
 # unit length.  The phase of a complex eigenvector is arbitrary (phase-invariant functions
 # only); repeated eigenvalues are degenerate points (F set to 0 for ties); a defective
 # matrix (V singular) has no derivative.
+
 
 def _eig_normalize_jvp(V, dV):
     return dV - V * _row(_real(_sum(_cj(V) * dV, -2)))
@@ -570,6 +578,7 @@ def _eigvals_jvp(g, ans, a):
 # Degenerate points: repeated singular values (F; set to 0 for exact ties) and, when
 # m != n, full_matrices is used or the input is complex, zero singular values (S^{-1}).
 
+
 def _svd_split(U, Vh, k, full):
     m, n = _shape(U)[-2], _shape(Vh)[-1]
     Uk = U[..., :, :k] if full and m > k else U
@@ -620,7 +629,7 @@ def _svd_vjp_core(U, s, Vh, gU, gs, gVh, full, cplx):
     k = _shape(s)[-1]
     m, n, Uk, Vhk = _svd_split(U, Vh, k, full)
     cUk = _cj(Uk)
-    VkT = _cj(Vhk)                 # V_k^T
+    VkT = _cj(Vhk)  # V_k^T
     s_row, s_col = _row(s), _col(s)
     C = _make_diagonal(gs)
     use_u, use_v = not _is_zero(gU), not _is_zero(gVh)
@@ -716,6 +725,7 @@ def _svdvals_jvp(g, ans, x):
 # perturbation then flips the sign of that row of R, so NumPy's qr is discontinuous there.
 # mode='raw' has no rule.
 
+
 def _right_solve(X, R):
     """X R^{-1}."""
     return T(_L["solve"](T(R), T(X)))
@@ -796,7 +806,7 @@ def _qr_jvp(g, ans, a, *args, **kwargs):
             dQ = _concatenate([dQ1, dQc], axis=-1)
             dR = _concatenate([dR1, onp.zeros(_shape(R)[:-2] + (m - n, n), _meta(dR1)[1])], axis=-2)
     else:
-        X, dX, dY = a[..., :, :m], g[..., :, :m], g[..., :, m:]
+        dX, dY = g[..., :, :m], g[..., :, m:]
         Y = a[..., :, m:]
         dQ, dRX = _qr_tall_jvp(Q, R[..., :, :m], dX, cplx, True)
         dRY = _matmul(H(dQ), Y) + _matmul(H(Q), dY)
@@ -851,6 +861,7 @@ def _qr_vjp(g, ans, a, *args, **kwargs):
 # column rank, m > n), s = singular values of A.  dx uses the derivative of A^+ (constant
 # rank); d residuals = 2 Re(conj(r) (db - dA x)) summed over rows (A^H r = 0).
 
+
 def _lstsq_raw(a, b, rcond=None):
     x, res, rank, s = onp.linalg.lstsq(a, b, rcond)
     return (x, res, onp.float64(rank), s)
@@ -891,15 +902,19 @@ def _lstsq_jvp_a(g, ans, a, b, rcond=None):
     # dx = -X dA x + X X^H dA^H r + (I - X A) dA^H X^H x   (X = A^+, r = b - A x)
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     XH, gH = H(X), H(g)
-    dx = (-_matmul(X, _matmul(g, x2)) + _matmul(_matmul(X, XH), _matmul(gH, r))
-          + _matmul(_eye_minus(_matmul(X, a)), _matmul(gH, _matmul(XH, x2))))
+    dx = (
+        -_matmul(X, _matmul(g, x2))
+        + _matmul(_matmul(X, XH), _matmul(gH, r))
+        + _matmul(_eye_minus(_matmul(X, a)), _matmul(gH, _matmul(XH, x2)))
+    )
     dres = _zeros_of(_part(ans, 1))
     if _shape(_part(ans, 1))[0]:
         dres = _cast_like(-2.0 * _real(_sum(_cj(r) * _matmul(g, x2), -2)), _part(ans, 1))
     U, s, Vh = _parts(_L["svd"](a, False))
     ds = _svd_jvp_core(U, s, Vh, g, False, _is_complex(a) or _is_complex(g), want_uv=False)
-    return _tangent_tuple(ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres,
-                          onp.float64(0.0), _cast_like(ds, _part(ans, 3)))
+    return _tangent_tuple(
+        ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres, onp.float64(0.0), _cast_like(ds, _part(ans, 3))
+    )
 
 
 def _lstsq_jvp_b(g, ans, a, b, rcond=None):
@@ -909,8 +924,9 @@ def _lstsq_jvp_b(g, ans, a, b, rcond=None):
     dres = _zeros_of(_part(ans, 1))
     if _shape(_part(ans, 1))[0]:
         dres = _cast_like(2.0 * _real(_sum(_cj(r) * g2, -2)), _part(ans, 1))
-    return _tangent_tuple(ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres,
-                          onp.float64(0.0), _zeros_of(_part(ans, 3)))
+    return _tangent_tuple(
+        ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres, onp.float64(0.0), _zeros_of(_part(ans, 3))
+    )
 
 
 def _lstsq_vjp_a(g, ans, a, b, rcond=None):
@@ -1008,12 +1024,12 @@ def _matrix_weight(x, y, ord, axes):
             W = _matmul(U, Vh)
         else:
             i = 0 if ord == 2 else _shape(s)[-1] - 1
-            W = _matmul(U[..., :, i:i + 1], Vh[..., i:i + 1, :])
+            W = _matmul(U[..., :, i : i + 1], Vh[..., i : i + 1, :])
         return _moveaxis(_cj(W), (-2, -1), (r, c))
     p = float(ord)
-    if abs(p) == 1.0:      # max (min) over columns of the column sums of |x|
+    if abs(p) == 1.0:  # max (min) over columns of the column sums of |x|
         summed, over = r, c
-    elif abs(p) == _INF:   # max (min) over rows of the row sums of |x|
+    elif abs(p) == _INF:  # max (min) over rows of the row sums of |x|
         summed, over = c, r
     else:
         raise ValueError("Invalid norm order for matrices.")
@@ -1123,12 +1139,13 @@ def _matrix_norm_jvp(g, ans, x, keepdims=False, ord="fro"):
 # ---------------------------------------------------------------------------------------
 # cond, tensorinv, tensorsolve
 
+
 def _cond_weight(x, ans, p):
     """W with d cond = sum over the matrix axes of Re(W * dx)."""
     if p is None or p in (2, -2):
         U, s, Vh = _parts(_L["svd"](x, False))
-        first = _matmul(U[..., :, :1], Vh[..., :1, :])      # d s_max
-        last = _matmul(U[..., :, -1:], Vh[..., -1:, :])     # d s_min
+        first = _matmul(U[..., :, :1], Vh[..., :1, :])  # d s_max
+        last = _matmul(U[..., :, -1:], Vh[..., -1:, :])  # d s_min
         s0, sl = s[..., :1, None], s[..., -1:, None]
         c = _expand2(ans)
         if p == -2:
@@ -1218,6 +1235,7 @@ def _tensorsolve_jvp_b(g, ans, a, b, axes=None):
 # ---------------------------------------------------------------------------------------
 # The array-API functions numpy.linalg has under its own names
 
+
 def _vecdot_vjp_x1(g, ans, x1, x2, axis=-1):
     # vecdot = sum(conj(x1) * x2, axis): Re(g conj(dx1) x2) = Re(conj(g x2) dx1)
     ge = _expand_dims(g, _vecdot_axis(axis, x1, x2))
@@ -1249,6 +1267,7 @@ def _trace_vjp(g, ans, x, offset=0, dtype=None):
 
 # ---------------------------------------------------------------------------------------
 # Registration
+
 
 def register(ns):
     """Register the rules for the primitives of the linalg namespace ``ns``."""
@@ -1300,15 +1319,18 @@ def register(ns):
     # numpy.linalg's own versions of main-namespace functions (distinct NumPy objects)
     defvjp_direct(ns["matmul"], _vjps._matmul_vjp_a, _vjps._matmul_vjp_b)
     def_linear(ns["matmul"])
-    defvjp_direct(ns["tensordot"], _vjps._tensordot_rule(_vjps._tensordot_vjp_a),
-                  _vjps._tensordot_rule(_vjps._tensordot_vjp_b))
+    defvjp_direct(
+        ns["tensordot"], _vjps._tensordot_rule(_vjps._tensordot_vjp_a), _vjps._tensordot_rule(_vjps._tensordot_vjp_b)
+    )
     def_linear(ns["tensordot"])
     defvjp_direct(ns["outer"], _vjps._outer_vjp_a, _vjps._outer_vjp_b)
     def_linear(ns["outer"])
     defvjp_direct(ns["matrix_transpose"], lambda g, ans, x: unbroadcast(T(g), x))
     defjvp(ns["matrix_transpose"], "same")
-    defvjp_direct(ns["diagonal"], lambda g, ans, x, offset=0: unbroadcast(
-        anp.diag_embed(g, offset, _ndim(x) - 2, _ndim(x) - 1, _shape(x)), x))
+    defvjp_direct(
+        ns["diagonal"],
+        lambda g, ans, x, offset=0: unbroadcast(anp.diag_embed(g, offset, _ndim(x) - 2, _ndim(x) - 1, _shape(x)), x),
+    )
     defjvp(ns["diagonal"], "same")
     defvjp_direct(ns["trace"], _trace_vjp)
     defjvp(ns["trace"], "same")

@@ -5,6 +5,7 @@ ifft2, fftn, ifftn, rfft, irfft, rfft2, irfft2, rfftn, irfftn, hfft, ihfft, ffts
 ifftshift, with their ``n``/``s``, ``axis``/``axes`` and ``norm`` arguments (see
 ``_fft_rules``).  fftfreq and rfftfreq are constants.
 """
+
 import numpy.fft as _npfft
 
 from . import numpy_wrapper as _w

@@ -14,6 +14,7 @@ indexing, unpacking and attribute access (``.eigenvalues``, ``.S``, ``.logabsdet
 work on traced results.  ``lstsq`` returns a plain tuple ``(x, residuals, rank, s)`` whose
 ``rank`` is an int.  ``T`` and ``_dot`` are helpers for writing rules.
 """
+
 import numpy.linalg as _npla
 
 from ..tracer import Box as _Box, getval as _getval

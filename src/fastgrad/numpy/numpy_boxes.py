@@ -3,6 +3,7 @@
 Every operator and method calls a fastgrad.numpy primitive, so it is recorded exactly
 like the corresponding function call.
 """
+
 import numpy as _np
 
 from .._engine import engine as _engine
@@ -22,8 +23,9 @@ _true_divide_op, _power_op, _remainder_op = anp.true_divide_op, anp.power_op, an
 _matmul_op, _negative_op = anp.matmul_op, anp.negative_op
 _ndarray = _np.ndarray
 # value types for which Python's operators are NumPy's ufuncs
-_OPERATOR_SAFE = frozenset([_np.ndarray, _np.float64, _np.float32, _np.float16, _np.longdouble,
-                            _np.complex128, _np.complex64, _np.clongdouble])
+_OPERATOR_SAFE = frozenset(
+    [_np.ndarray, _np.float64, _np.float32, _np.float16, _np.longdouble, _np.complex128, _np.complex64, _np.clongdouble]
+)
 _SEQUENCES = frozenset([list, tuple])
 _UFUNC_OPERATORS = {u: p for u, p in anp.OPERATOR_PRIMITIVES.items() if u is not _np.negative}
 
@@ -31,7 +33,8 @@ _SETITEM_MESSAGE = (
     "fastgrad cannot differentiate through item assignment (A[idx] = v) into a traced "
     "array. Build a new array instead, for example np.where(mask, v, A) to replace "
     "entries, np.concatenate / np.stack to assemble pieces, or A + np.eye(n) * d / "
-    "A * (1 - onehot) + v * onehot for single entries.")
+    "A * (1 - onehot) + v * onehot for single entries."
+)
 
 
 def _shape_of(value):
@@ -43,6 +46,7 @@ def _shape_of(value):
 
 class ArrayBox(_engine.ArithmeticBox):
     """A traced NumPy array or scalar."""
+
     __slots__ = ()
     __array_priority__ = 100.0
 
@@ -147,8 +151,7 @@ class ArrayBox(_engine.ArithmeticBox):
             op = _UFUNC_OPERATORS.get(ufunc)
             if op is not None:
                 ta, tb = type(inputs[0]), type(inputs[1])
-                if (ta in _OPERATOR_SAFE or tb in _OPERATOR_SAFE) and \
-                        ta not in _SEQUENCES and tb not in _SEQUENCES:
+                if (ta in _OPERATOR_SAFE or tb in _OPERATOR_SAFE) and ta not in _SEQUENCES and tb not in _SEQUENCES:
                     return op(*inputs)
         if method == "__call__" and "out" not in kwargs:
             wrapper = _ufunc_wrappers.get(ufunc)
@@ -157,11 +160,13 @@ class ArrayBox(_engine.ArithmeticBox):
         raise TypeError(
             "numpy.{}{} cannot be applied to a traced value{}: fastgrad routes only plain "
             "ufunc calls without out= (use fastgrad.numpy functions instead)".format(
-                ufunc.__name__, "" if method == "__call__" else "." + method,
-                " with out=" if "out" in kwargs else ""))
+                ufunc.__name__, "" if method == "__call__" else "." + method, " with out=" if "out" in kwargs else ""
+            )
+        )
 
     def __array_namespace__(self, api_version=None):
         from fastgrad import numpy
+
         return numpy
 
     # ---- methods ----------------------------------------------------------------------
@@ -178,8 +183,7 @@ class ArrayBox(_engine.ArithmeticBox):
         return anp.transpose(self, axes)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return anp.astype_method(self, dtype, order=order, casting=casting, subok=subok,
-                                 copy=copy)
+        return anp.astype_method(self, dtype, order=order, casting=casting, subok=subok, copy=copy)
 
     def item(self, *args):
         return _np.asarray(getval(self._value)).item(*args)
@@ -223,12 +227,10 @@ class ArrayBox(_engine.ArithmeticBox):
         return anp.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        return anp.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                       **kwargs)
+        return anp.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        return anp.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                       **kwargs)
+        return anp.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
 
     def ptp(self, axis=None, out=None, keepdims=False):
         return anp.ptp(self, axis=axis, out=out, keepdims=keepdims)
@@ -288,16 +290,34 @@ class ArrayBox(_engine.ArithmeticBox):
         return anp.searchsorted(self, v, side, sorter)
 
 
-_FLOAT_TYPES = (_np.ndarray, float, _np.float64, _np.float32, _np.float16, _np.longdouble,
-                complex, _np.complex64, _np.complex128, _np.clongdouble)
+_FLOAT_TYPES = (
+    _np.ndarray,
+    float,
+    _np.float64,
+    _np.float32,
+    _np.float16,
+    _np.longdouble,
+    complex,
+    _np.complex64,
+    _np.complex128,
+    _np.clongdouble,
+)
 for _t in _FLOAT_TYPES:
     ArrayBox.register(_t)
 
 
 _engine.use_compiled_operators(ArrayBox)
 _engine.set_box_arithmetic(
-    {"add": (_add_op, _add), "sub": (_subtract_op, _subtract), "mul": (_multiply_op, _multiply),
-     "truediv": (_true_divide_op, _true_divide), "pow": (_power_op, _power),
-     "mod": (_remainder_op, _remainder), "matmul": (_matmul_op, _matmul),
-     "neg": (_negative_op, _negative)},
-    _OPERATOR_SAFE, _SEQUENCES)
+    {
+        "add": (_add_op, _add),
+        "sub": (_subtract_op, _subtract),
+        "mul": (_multiply_op, _multiply),
+        "truediv": (_true_divide_op, _true_divide),
+        "pow": (_power_op, _power),
+        "mod": (_remainder_op, _remainder),
+        "matmul": (_matmul_op, _matmul),
+        "neg": (_negative_op, _negative),
+    },
+    _OPERATOR_SAFE,
+    _SEQUENCES,
+)

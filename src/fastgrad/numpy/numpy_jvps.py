@@ -16,20 +16,48 @@ reverse rule (autograd's convention has no conjugation there), so the elementwis
 of numpy_vjps.UNARY_RULES are reused as they are.  Non-holomorphic functions (abs, angle,
 real, imag, conj, vdot, vecdot, ...) have their own rules.
 """
+
 import numpy as onp
 
 from ..core import def_linear, defjvp, defjvp_argnums, sparse_add
 from ..tracer import getval
 from . import numpy_wrapper as anp
 from . import numpy_vjps as V
-from .numpy_vjps import (_meta, _shape, _ndim, _is_complex, _axes, _real_dtype, _has_where,
-                         _unset, _NoValue, _nan_mask, _valid_mask, _where_count, _ddof,
-                         _reduced_size, _nonzero_or_one, _balanced_weight,
-                         _maxmin_weights, _power_deriv_base, _log_base, _copysign_factor,
-                         _others_product, _cumprod_jvp_core, _order_stat_jvp,
-                         ORDER_STAT_SETUPS, permutation_index, clip_masks,
-                         linspace_weights, pad_linear_kwargs, jvp_from_impl,
-                         IMPLS, UNARY_RULES, _var_impl, _std_impl)
+from .numpy_vjps import (
+    _meta,
+    _shape,
+    _ndim,
+    _is_complex,
+    _axes,
+    _real_dtype,
+    _has_where,
+    _unset,
+    _NoValue,
+    _nan_mask,
+    _valid_mask,
+    _where_count,
+    _ddof,
+    _reduced_size,
+    _nonzero_or_one,
+    _balanced_weight,
+    _maxmin_weights,
+    _power_deriv_base,
+    _log_base,
+    _copysign_factor,
+    _others_product,
+    _cumprod_jvp_core,
+    _order_stat_jvp,
+    ORDER_STAT_SETUPS,
+    permutation_index,
+    clip_masks,
+    linspace_weights,
+    pad_linear_kwargs,
+    jvp_from_impl,
+    IMPLS,
+    UNARY_RULES,
+    _var_impl,
+    _std_impl,
+)
 
 _ndarray = onp.ndarray
 _sum, _reshape, _broadcast_to = anp.sum, anp.reshape, anp.broadcast_to
@@ -41,8 +69,7 @@ _concat = anp.concatenate_args
 
 def fit(t, ans):
     """The tangent ``t`` in the space of ``ans``: broadcast to its shape, cast to its dtype."""
-    if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape \
-            and t.dtype == ans.dtype:
+    if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
         return t
     tshape, tdtype = _meta(t)
     ashape, adtype = _meta(ans)
@@ -101,7 +128,7 @@ defjvp(anp.angle, _angle_jvp)
 
 
 def _real_if_close_jvp(g, ans, x, *args, **kwargs):
-    return fit(g, ans)   # the real part of g where the imaginary parts were dropped
+    return fit(g, ans)  # the real part of g where the imaginary parts were dropped
 
 
 defjvp(anp.real_if_close, _real_if_close_jvp)
@@ -110,16 +137,13 @@ defjvp(anp.real_if_close, _real_if_close_jvp)
 # ---------------------------------------------------------------------------------------
 # Elementwise binary functions, with broadcasting
 
-_defjvp(anp.add, lambda g, ans, x, y, *a, **k: fit(g, ans),
-        lambda g, ans, x, y, *a, **k: fit(g, ans))
-_defjvp(anp.subtract, lambda g, ans, x, y, *a, **k: fit(g, ans),
-        lambda g, ans, x, y, *a, **k: fit(-g, ans))
-_defjvp(anp.true_divide, "same",
-        lambda g, ans, x, y, *a, **k: fit(-g * ans / y, ans))
-_defjvp(anp.remainder, lambda g, ans, x, y, *a, **k: fit(g, ans),
-        lambda g, ans, x, y, *a, **k: fit(-g * _floor(x / y), ans))
-defjvp(anp.fmod, lambda g, ans, x, y, *a, **k: fit(g, ans),
-       lambda g, ans, x, y, *a, **k: fit(-g * _trunc(x / y), ans))
+_defjvp(anp.add, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(g, ans))
+_defjvp(anp.subtract, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(-g, ans))
+_defjvp(anp.true_divide, "same", lambda g, ans, x, y, *a, **k: fit(-g * ans / y, ans))
+_defjvp(
+    anp.remainder, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(-g * _floor(x / y), ans)
+)
+defjvp(anp.fmod, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(-g * _trunc(x / y), ans))
 
 
 def _power_jvp_rules(power):
@@ -129,6 +153,7 @@ def _power_jvp_rules(power):
 
     def exponent(g, ans, x, y, *args, **kwargs):
         return fit(g * ans * _log_base(x), ans)
+
     return base, exponent
 
 
@@ -140,24 +165,33 @@ def _maxmin_jvp(argnum):
     def rule(g, ans, x, y, *args, **kwargs):
         this, other = (x, y) if argnum == 0 else (y, x)
         return fit(g * _balanced_weight(this, other, ans), ans)
+
     return rule
 
 
 for _f in (anp.maximum, anp.minimum, anp.fmax, anp.fmin):
     defjvp(_f, _maxmin_jvp(0), _maxmin_jvp(1))
 
-defjvp(anp.logaddexp,
-       lambda g, ans, x, y, *a, **k: fit(g * _exp(x - ans), ans),
-       lambda g, ans, x, y, *a, **k: fit(g * _exp(y - ans), ans))
-defjvp(anp.logaddexp2,
-       lambda g, ans, x, y, *a, **k: fit(g * 2.0 ** (x - ans), ans),
-       lambda g, ans, x, y, *a, **k: fit(g * 2.0 ** (y - ans), ans))
-defjvp(anp.arctan2,
-       lambda g, ans, x, y, *a, **k: fit(g * y / (x ** 2 + y ** 2), ans),
-       lambda g, ans, x, y, *a, **k: fit(g * -x / (x ** 2 + y ** 2), ans))
-defjvp(anp.hypot,
-       lambda g, ans, x, y, *a, **k: fit(g * x / _nonzero_or_one(ans), ans),
-       lambda g, ans, x, y, *a, **k: fit(g * y / _nonzero_or_one(ans), ans))
+defjvp(
+    anp.logaddexp,
+    lambda g, ans, x, y, *a, **k: fit(g * _exp(x - ans), ans),
+    lambda g, ans, x, y, *a, **k: fit(g * _exp(y - ans), ans),
+)
+defjvp(
+    anp.logaddexp2,
+    lambda g, ans, x, y, *a, **k: fit(g * 2.0 ** (x - ans), ans),
+    lambda g, ans, x, y, *a, **k: fit(g * 2.0 ** (y - ans), ans),
+)
+defjvp(
+    anp.arctan2,
+    lambda g, ans, x, y, *a, **k: fit(g * y / (x**2 + y**2), ans),
+    lambda g, ans, x, y, *a, **k: fit(g * -x / (x**2 + y**2), ans),
+)
+defjvp(
+    anp.hypot,
+    lambda g, ans, x, y, *a, **k: fit(g * x / _nonzero_or_one(ans), ans),
+    lambda g, ans, x, y, *a, **k: fit(g * y / _nonzero_or_one(ans), ans),
+)
 defjvp(anp.copysign, lambda g, ans, x, y, *a, **k: fit(g * _copysign_factor(x, y), ans), None)
 defjvp(anp.ldexp, "same", None)
 
@@ -172,8 +206,7 @@ defjvp(anp.cumulative_sum, "same")
 defjvp(anp.trace, "same")
 
 
-def _prod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-              where=True):
+def _prod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     keep = False if _unset(keepdims) else keepdims
     if not _has_where(where) and not onp.any(getval(x) == 0):
         return fit(ans * _sum(g / x, axis=axis, keepdims=keep), ans)
@@ -194,8 +227,7 @@ def _prod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initia
 defjvp(anp.prod, _prod_jvp)
 
 
-def _maxmin_reduce_jvp(g, ans, x, axis=None, out=None, keepdims=False, initial=None,
-                       where=True):
+def _maxmin_reduce_jvp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
     w = _maxmin_weights(x, ans, axis, keepdims, where)
     keep = False if _unset(keepdims) else keepdims
     return fit(_sum(g * w, axis=axis, keepdims=keep), ans)
@@ -223,23 +255,27 @@ def _var_tangent(g, x, axis, keepdims, n):
     return _sum(prod, axis=axis, keepdims=keep) * (2.0 / n)
 
 
-def _var_jvp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-             where=True, mean=None, correction=None):
+def _var_jvp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     if _has_where(where):
-        return jvp_from_impl(_var_impl, 0)(g, ans, x, axis, dtype, out, ddof, keepdims,
-                                           where=where, correction=correction)
+        return jvp_from_impl(_var_impl, 0)(
+            g, ans, x, axis, dtype, out, ddof, keepdims, where=where, correction=correction
+        )
     n = _reduced_size(_shape(x), axis) - _ddof(ddof, correction)
     return fit(_var_tangent(g, x, axis, keepdims, n), ans)
 
 
-def _std_jvp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-             where=True, mean=None, correction=None):
+def _std_jvp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     if _has_where(where):
-        return jvp_from_impl(_std_impl, 0)(g, ans, x, axis, dtype, out, ddof, keepdims,
-                                           where=where, correction=correction)
+        return jvp_from_impl(_std_impl, 0)(
+            g, ans, x, axis, dtype, out, ddof, keepdims, where=where, correction=correction
+        )
     n = _reduced_size(_shape(x), axis) - _ddof(ddof, correction)
     t = _var_tangent(g, x, axis, keepdims, n) * 0.5
-    if onp.any(getval(ans) == 0):   # 0 where std is 0
+    if onp.any(getval(ans) == 0):  # 0 where std is 0
         t = _where(getval(ans) == 0, 0.0, t) / _where(ans == 0, 1.0, ans)
     else:
         t = t / ans
@@ -278,8 +314,8 @@ defjvp(anp.cumulative_prod, _cumulative_prod_jvp)
 
 # ---- NaN-ignoring reductions --------------------------------------------------------
 
-def _nansum_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-                where=True):
+
+def _nansum_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     keep = False if _unset(keepdims) else keepdims
     kw = {"where": where} if _has_where(where) else {}
     return fit(_sum(_where(_nan_mask(x), 0.0, g), axis=axis, keepdims=keep, **kw), ans)
@@ -295,8 +331,7 @@ def _nanmean_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, *, 
     return fit(t, ans)
 
 
-def _nanprod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-                 where=True):
+def _nanprod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     valid = _valid_mask(x, where)
     return _prod_jvp(g, ans, x, axis, None, None, keepdims, initial, where=valid)
 
@@ -314,15 +349,17 @@ def _nanvar_tangent(g, x, axis, ddof, keepdims, where, correction):
     return t if keep else _reshape(t, onp.sum(onp.zeros(shape, bool), axis=axis).shape)
 
 
-def _nanvar_jvp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-                where=True, mean=None, correction=None):
+def _nanvar_jvp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     return fit(_nanvar_tangent(g, x, axis, ddof, keepdims, where, correction), ans)
 
 
-def _nanstd_jvp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-                where=True, mean=None, correction=None):
+def _nanstd_jvp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     t = _nanvar_tangent(g, x, axis, ddof, keepdims, where, correction) * 0.5
-    if onp.any(getval(ans) == 0):   # 0 where std is 0
+    if onp.any(getval(ans) == 0):  # 0 where std is 0
         t = _where(getval(ans) == 0, 0.0, t) / _where(ans == 0, 1.0, ans)
     else:
         t = t / ans
@@ -334,16 +371,20 @@ defjvp(anp.nanmean, _nanmean_jvp)
 defjvp(anp.nanprod, _nanprod_jvp)
 defjvp(anp.nanvar, _nanvar_jvp)
 defjvp(anp.nanstd, _nanstd_jvp)
-defjvp(anp.nancumsum, lambda g, ans, x, axis=None, dtype=None, out=None:
-       fit(_cumsum(_where(_nan_mask(x), 0.0, g), axis=axis), ans))
+defjvp(
+    anp.nancumsum,
+    lambda g, ans, x, axis=None, dtype=None, out=None: fit(_cumsum(_where(_nan_mask(x), 0.0, g), axis=axis), ans),
+)
 
 
 # ---- order statistics -----------------------------------------------------------------
+
 
 def _order_stat_rule(setup):
     def rule(g, ans, x, *args, **kwargs):
         W, perm, axes, qshape, keepdims = setup(x, *args, **kwargs)
         return fit(_order_stat_jvp(g, x, keepdims, W, perm, axes, qshape), ans)
+
     return rule
 
 
@@ -354,10 +395,12 @@ for _f, _setup in ORDER_STAT_SETUPS.items():
 # ---------------------------------------------------------------------------------------
 # Rules from traced re-implementations (numpy_vjps.IMPLS), unless a cheaper one is below
 
+
 def _fitted(rule):
     def fitted(g, ans, *args, **kwargs):
         t = rule(g, ans, *args, **kwargs)
         return t if isinstance(getval(ans), (list, tuple)) else fit(t, ans)
+
     return fitted
 
 
@@ -366,8 +409,7 @@ for _f, (_impl, _argnums) in IMPLS.items():
 
 # linear in y with x, dx fixed; in x and dx through the re-implementation
 _trap_impl = IMPLS[anp.trapezoid][0]
-defjvp(anp.trapezoid, "same", _fitted(jvp_from_impl(_trap_impl, 1)),
-       _fitted(jvp_from_impl(_trap_impl, 2)))
+defjvp(anp.trapezoid, "same", _fitted(jvp_from_impl(_trap_impl, 1)), _fitted(jvp_from_impl(_trap_impl, 2)))
 
 
 def _diff_jvp(g, ans, a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
@@ -386,22 +428,74 @@ defjvp(anp.gradient, "same")
 # ---------------------------------------------------------------------------------------
 # Products: multilinear (conjugate-linear slots included: vdot, vecdot, vecmat)
 
-for _f in (anp.multiply, anp.dot, anp.matmul, anp.tensordot, anp.outer, anp.inner,
-           anp.vdot, anp.kron, anp.cross, anp.einsum, anp.multiply_op, anp.matmul_op,
-           anp.vecdot, anp.matvec, anp.vecmat, anp.convolve, anp.correlate):
+for _f in (
+    anp.multiply,
+    anp.dot,
+    anp.matmul,
+    anp.tensordot,
+    anp.outer,
+    anp.inner,
+    anp.vdot,
+    anp.kron,
+    anp.cross,
+    anp.einsum,
+    anp.multiply_op,
+    anp.matmul_op,
+    anp.vecdot,
+    anp.matvec,
+    anp.vecmat,
+    anp.convolve,
+    anp.correlate,
+):
     def_linear(_f)
 
 
 # ---------------------------------------------------------------------------------------
 # Linear in their (first) array argument
 
-for _f in (anp.negative, anp.negative_op, anp.positive, anp.reshape, anp.ravel, anp.transpose,
-           anp.swapaxes, anp.moveaxis, anp.rollaxis, anp.expand_dims, anp.squeeze,
-           anp.matrix_transpose, anp.broadcast_to, anp.flip, anp.flipud, anp.fliplr,
-           anp.rot90, anp.copy, anp.sum, anp.mean, anp.cumsum, anp.diagonal, anp.trace,
-           anp.getitem, anp.diag_embed, anp.astype_method, anp.astype, anp.take, anp.repeat,
-           anp.diag, anp.tril, anp.triu, anp.tile, anp.unstack, anp.split, anp.array_split,
-           anp.hsplit, anp.vsplit, anp.dsplit, anp.roll, anp.take_along_axis):
+for _f in (
+    anp.negative,
+    anp.negative_op,
+    anp.positive,
+    anp.reshape,
+    anp.ravel,
+    anp.transpose,
+    anp.swapaxes,
+    anp.moveaxis,
+    anp.rollaxis,
+    anp.expand_dims,
+    anp.squeeze,
+    anp.matrix_transpose,
+    anp.broadcast_to,
+    anp.flip,
+    anp.flipud,
+    anp.fliplr,
+    anp.rot90,
+    anp.copy,
+    anp.sum,
+    anp.mean,
+    anp.cumsum,
+    anp.diagonal,
+    anp.trace,
+    anp.getitem,
+    anp.diag_embed,
+    anp.astype_method,
+    anp.astype,
+    anp.take,
+    anp.repeat,
+    anp.diag,
+    anp.tril,
+    anp.triu,
+    anp.tile,
+    anp.unstack,
+    anp.split,
+    anp.array_split,
+    anp.hsplit,
+    anp.vsplit,
+    anp.dsplit,
+    anp.roll,
+    anp.take_along_axis,
+):
     defjvp(_f, "same")
 
 
@@ -424,8 +518,10 @@ def _atleast_jvp(argnums, gs, ans, args, kwargs):
     if len(args) == 1:
         return _reshape(gs[0], _shape(ans))
     tangents = {i: g for i, g in zip(argnums, gs)}
-    items = [_reshape(tangents[i], _shape(ans[i])) if i in tangents
-             else onp.zeros(_shape(ans[i]), _meta(ans[i])[1]) for i in range(len(args))]
+    items = [
+        _reshape(tangents[i], _shape(ans[i])) if i in tangents else onp.zeros(_shape(ans[i]), _meta(ans[i])[1])
+        for i in range(len(args))
+    ]
     return V._seq(tuple, items)
 
 
@@ -435,8 +531,10 @@ for _f in (anp.atleast_1d, anp.atleast_2d, anp.atleast_3d):
 
 def _broadcast_arrays_jvp(argnums, gs, ans, args, kwargs):
     tangents = {i: g for i, g in zip(argnums, gs)}
-    items = [fit(tangents[i], ans[i]) if i in tangents
-             else onp.zeros(_shape(ans[i]), _meta(ans[i])[1]) for i in range(len(args))]
+    items = [
+        fit(tangents[i], ans[i]) if i in tangents else onp.zeros(_shape(ans[i]), _meta(ans[i])[1])
+        for i in range(len(args))
+    ]
     return V._seq(tuple, items)
 
 
@@ -453,21 +551,23 @@ def _pad_jvp(g, ans, x, pad_width, mode="constant", **kwargs):
 defjvp(anp.pad, _pad_jvp)
 
 
-defjvp(anp.sort, lambda g, ans, x, axis=-1, *a, **k:
-       _getitem(g, permutation_index(x, ans, axis)))
-defjvp(anp.partition, lambda g, ans, x, kth, axis=-1, *a, **k:
-       _getitem(g, permutation_index(x, ans, axis)), None)
+defjvp(anp.sort, lambda g, ans, x, axis=-1, *a, **k: _getitem(g, permutation_index(x, ans, axis)))
+defjvp(anp.partition, lambda g, ans, x, kth, axis=-1, *a, **k: _getitem(g, permutation_index(x, ans, axis)), None)
 
 
 # ---------------------------------------------------------------------------------------
 # Building arrays from traced elements, joining
 
+
 def _joined_jvp(fun):
     def jvp(argnums, gs, ans, args, kwargs):
         tangents = {i: g for i, g in zip(argnums, gs)}
-        items = [tangents[i] if i in tangents
-                 else onp.zeros(_shape(a), _real_or_same(_meta(a)[1])) for i, a in enumerate(args)]
+        items = [
+            tangents[i] if i in tangents else onp.zeros(_shape(a), _real_or_same(_meta(a)[1]))
+            for i, a in enumerate(args)
+        ]
         return fit(fun(*items, **kwargs), ans)
+
     return jvp
 
 
@@ -480,15 +580,14 @@ for _f in (anp.concatenate_args, anp.stack_args, anp.array_from_args):
 
 
 def _linspace_jvp(which):
-    def rule(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
-             **kwargs):
+    def rule(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
         num = int(num)
         samples = ans[0] if retstep else ans
         t, ax = linspace_weights(_shape(samples), num, endpoint, axis)
         w = t if which == 1 else 1.0 - t
         w = w.astype(_real_dtype(_meta(g)[1]))
         sshape = _shape(samples)
-        bshape = sshape[:ax] + sshape[ax + 1:]      # start and stop broadcast together
+        bshape = sshape[:ax] + sshape[ax + 1 :]  # start and stop broadcast together
         if _shape(g) != bshape:
             g = _broadcast_to(g, bshape)
         ts = fit(anp.expand_dims(g, ax) * w, samples)
@@ -496,9 +595,11 @@ def _linspace_jvp(which):
             return ts
         div = (num - 1) if endpoint else num
         step = ans[1]
-        tstep = fit(g * ((1.0 if which == 1 else -1.0) / div), step) if div > 0 \
-            else onp.zeros(_shape(step), _meta(step)[1])
+        tstep = (
+            fit(g * ((1.0 if which == 1 else -1.0) / div), step) if div > 0 else onp.zeros(_shape(step), _meta(step)[1])
+        )
         return V._seq(tuple, [ts, tstep])
+
     return rule
 
 
@@ -508,15 +609,19 @@ defjvp(anp.linspace, _linspace_jvp(0), _linspace_jvp(1))
 # ---------------------------------------------------------------------------------------
 # Selection
 
-defjvp(anp.where3, None,
-       lambda g, ans, c, x, y: fit(_where(getval(c), g, 0.0), ans),
-       lambda g, ans, c, x, y: fit(_where(getval(c), 0.0, g), ans))
+defjvp(
+    anp.where3,
+    None,
+    lambda g, ans, c, x, y: fit(_where(getval(c), g, 0.0), ans),
+    lambda g, ans, c, x, y: fit(_where(getval(c), 0.0, g), ans),
+)
 
 
 def _clip_jvp(which):
     def rule(g, ans, x, a_min=None, a_max=None, out=None, **kwargs):
         mask = clip_masks(x, a_min, a_max, kwargs)[which]
         return fit(_where(mask, g, 0.0), ans)
+
     return rule
 
 
@@ -526,8 +631,16 @@ defjvp(anp.clip, _clip_jvp(0), _clip_jvp(1), _clip_jvp(2))
 # ---------------------------------------------------------------------------------------
 # More functions (see the end of numpy_vjps)
 
-for _f in (anp.ascontiguousarray, anp.asfortranarray, anp.asanyarray, anp.asarray_chkfinite,
-           anp.require, anp.diagflat, anp.resize, anp.delete):
+for _f in (
+    anp.ascontiguousarray,
+    anp.asfortranarray,
+    anp.asanyarray,
+    anp.asarray_chkfinite,
+    anp.require,
+    anp.diagflat,
+    anp.resize,
+    anp.delete,
+):
     defjvp(_f, "same")
 defjvp(anp.extract, None, "same")
 defjvp(anp.unwrap, lambda g, ans, p, *a, **k: fit(g, ans))
@@ -557,9 +670,11 @@ def _divmod_jvp(which):
         q, r = ans[0], ans[1]
         tr = fit(g, r) if which == 0 else fit(-g * _floor(x / y), r)
         return V._seq(tuple, [onp.zeros(_shape(q), _meta(q)[1]), tr])
+
     return rule
 
 
 defjvp(anp.divmod, _divmod_jvp(0), _divmod_jvp(1))
-defjvp(anp.modf, lambda g, ans, x, *a, **k: V._seq(
-    tuple, [fit(g, ans[0]), onp.zeros(_shape(ans[1]), _meta(ans[1])[1])]))
+defjvp(
+    anp.modf, lambda g, ans, x, *a, **k: V._seq(tuple, [fit(g, ans[0]), onp.zeros(_shape(ans[1]), _meta(ans[1])[1])])
+)

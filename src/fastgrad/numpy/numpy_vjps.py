@@ -31,6 +31,7 @@ Conventions at points where the derivative does not exist (documented here once)
 * prod and cumprod with zero entries: the exact products of the other entries;
 * unique: duplicates share the cotangent of their value evenly.
 """
+
 import math
 import warnings
 
@@ -52,7 +53,7 @@ _LOG2 = math.log(2.0)
 _LOG10 = math.log(10.0)
 _PI = math.pi
 _NoValue = onp._NoValue
-_same_layout = _engine.same_layout   # two ndarrays of one shape and dtype
+_same_layout = _engine.same_layout  # two ndarrays of one shape and dtype
 _add_reduce = onp.add.reduce
 
 # primitives used by the rules, bound once
@@ -73,6 +74,7 @@ _fg_list = _fg_builtins.list
 
 # ---------------------------------------------------------------------------------------
 # Shapes, dtypes, broadcasting
+
 
 def _meta(x):
     """(shape, dtype) of an array, NumPy scalar, Python scalar or box."""
@@ -153,7 +155,7 @@ def _sum_to_shape(g, gshape, tshape):
             axes.append(lead + i)
     if axes:
         if type(g) is _ndarray:
-            g = _add_reduce(g, axis=tuple(axes))   # g.sum without its Python-level wrapper
+            g = _add_reduce(g, axis=tuple(axes))  # g.sum without its Python-level wrapper
         else:
             g = _sum(g, axis=tuple(axes))
     if _shape(g) != tshape:
@@ -163,7 +165,7 @@ def _sum_to_shape(g, gshape, tshape):
 
 def _cast(g, gdtype, tdtype):
     if tdtype.kind not in "fc":
-        return g   # an integer target (e.g. through astype): leave the cotangent alone
+        return g  # an integer target (e.g. through astype): leave the cotangent alone
     if gdtype.kind == "c" and tdtype.kind != "c":
         g = _real(g)
         gdtype = _meta(g)[1]
@@ -209,7 +211,6 @@ def _reduced_size(shape, axis):
     return math.prod(shape[i] for i in _axes(axis, len(shape)))
 
 
-
 def _vs(x):
     return array_vspace(x) if type(x) is _ndarray else vspace(x)
 
@@ -249,6 +250,7 @@ def _seq(seq_type, items):
 
 # ---- rules taken from a traced re-implementation ---------------------------------------
 
+
 def _array_likes(args):
     """``args`` with list/tuple constants (NumPy accepts them as arrays) made arrays."""
     if any(type(a) is list or type(a) is tuple for a in args):
@@ -259,23 +261,29 @@ def _array_likes(args):
 def vjp_from_impl(impl, argnum):
     """A VJP rule for argument ``argnum`` of a primitive whose value ``impl`` computes with
     traced operations: the VJP of ``impl`` itself at the same arguments."""
+
     def rule(g, ans, *args, **kwargs):
         args = _array_likes(args)
 
         def f(x):
-            return impl(*args[:argnum], x, *args[argnum + 1:], **kwargs)
+            return impl(*args[:argnum], x, *args[argnum + 1 :], **kwargs)
+
         return make_vjp(f, args[argnum])[0](g)
+
     return rule
 
 
 def jvp_from_impl(impl, argnum):
     """The forward counterpart of ``vjp_from_impl``."""
+
     def rule(g, ans, *args, **kwargs):
         args = _array_likes(args)
 
         def f(x):
-            return impl(*args[:argnum], x, *args[argnum + 1:], **kwargs)
+            return impl(*args[:argnum], x, *args[argnum + 1 :], **kwargs)
+
         return make_jvp(f, args[argnum])(g)[1]
+
     return rule
 
 
@@ -294,10 +302,12 @@ IMPLS = {}
 def _from_impl(fun, argnums=(0,)):
     """Decorator: ``impl`` is a traced implementation of primitive ``fun``; register the VJPs
     of ``argnums`` from it (numpy_jvps registers the JVPs)."""
+
     def register(impl):
         _def_vjps_from_impl(fun, impl, argnums)
         IMPLS[fun] = (impl, tuple(argnums))
         return impl
+
     return register
 
 
@@ -347,7 +357,7 @@ def _sin_vjp(g, ans, x, *args, **kwargs):
 
 def _cos_vjp(g, ans, x, *args, **kwargs):
     t = _sin(x)
-    if _fresh(t, g):           # -g * sin(x) == -(g * sin(x)), bit for bit
+    if _fresh(t, g):  # -g * sin(x) == -(g * sin(x)), bit for bit
         t *= g
         return onp.negative(t, out=t)
     return -g * t
@@ -370,21 +380,21 @@ _unary(anp.log1p, lambda g, ans, x, *a, **k: _g_over(g, x + 1))
 _unary(anp.sin, _sin_vjp)
 _unary(anp.cos, _cos_vjp)
 _unary(anp.tan, lambda g, ans, x, *a, **k: g / _cos(x) ** 2)
-_unary(anp.arcsin, lambda g, ans, x, *a, **k: g / _sqrt(1 - x ** 2))
-_unary(anp.arccos, lambda g, ans, x, *a, **k: -g / _sqrt(1 - x ** 2))
-_unary(anp.arctan, lambda g, ans, x, *a, **k: g / (1 + x ** 2))
+_unary(anp.arcsin, lambda g, ans, x, *a, **k: g / _sqrt(1 - x**2))
+_unary(anp.arccos, lambda g, ans, x, *a, **k: -g / _sqrt(1 - x**2))
+_unary(anp.arctan, lambda g, ans, x, *a, **k: g / (1 + x**2))
 _unary(anp.sinh, lambda g, ans, x, *a, **k: g * _cosh(x))
 _unary(anp.cosh, lambda g, ans, x, *a, **k: g * _sinh(x))
 _unary(anp.tanh, lambda g, ans, x, *a, **k: _times_g(_one_minus_square(ans), g), _ANS)
-_unary(anp.arcsinh, lambda g, ans, x, *a, **k: g / _sqrt(x ** 2 + 1))
+_unary(anp.arcsinh, lambda g, ans, x, *a, **k: g / _sqrt(x**2 + 1))
 # sqrt(x-1) sqrt(x+1) rather than sqrt(x**2-1): the same for real x >= 1, and the right
 # branch for complex x
 _unary(anp.arccosh, lambda g, ans, x, *a, **k: g / (_sqrt(x - 1) * _sqrt(x + 1)))
-_unary(anp.arctanh, lambda g, ans, x, *a, **k: g / (1 - x ** 2))
+_unary(anp.arctanh, lambda g, ans, x, *a, **k: g / (1 - x**2))
 _unary(anp.sqrt, lambda g, ans, x, *a, **k: g * 0.5 / ans, _ANS)
-_unary(anp.cbrt, lambda g, ans, x, *a, **k: g / (3 * ans ** 2), _ANS)
+_unary(anp.cbrt, lambda g, ans, x, *a, **k: g / (3 * ans**2), _ANS)
 _unary(anp.square, lambda g, ans, x, *a, **k: g * 2 * x)
-_unary(anp.reciprocal, lambda g, ans, x, *a, **k: -g * ans ** 2, _ANS)
+_unary(anp.reciprocal, lambda g, ans, x, *a, **k: -g * ans**2, _ANS)
 for _f in (anp.rad2deg, anp.degrees):
     _unary(_f, lambda g, ans, x, *a, **k: g * (180.0 / _PI), _NOTHING)
 for _f in (anp.deg2rad, anp.radians):
@@ -420,7 +430,7 @@ def _sinc_deriv(ans, x):
     if not onp.any(near_0):
         return away
     x2 = x * x
-    near = x * (x2 * (_PI ** 4 / 30.0 - x2 * (_PI ** 6 / 840.0)) - _PI ** 2 / 3.0)
+    near = x * (x2 * (_PI**4 / 30.0 - x2 * (_PI**6 / 840.0)) - _PI**2 / 3.0)
     return _where(near_0, near, away)
 
 
@@ -429,7 +439,7 @@ _unary(anp.nan_to_num, lambda g, ans, x, *a, **k: _where(_isfinite(x), g, 0.0))
 
 
 def _real_vjp(g, ans, x):
-    return unbroadcast(g, x)   # a complex x gets g + 0j
+    return unbroadcast(g, x)  # a complex x gets g + 0j
 
 
 def _imag_vjp(g, ans, x):
@@ -456,7 +466,7 @@ _unary(anp.angle, _angle_vjp)
 
 
 def _real_if_close_vjp(g, ans, x, *args, **kwargs):
-    return unbroadcast(g, x)   # a real result of a complex x: the real part was taken
+    return unbroadcast(g, x)  # a real result of a complex x: the real part was taken
 
 
 _unary(anp.real_if_close, _real_if_close_vjp)
@@ -465,29 +475,41 @@ _unary(anp.real_if_close, _real_if_close_vjp)
 # ---------------------------------------------------------------------------------------
 # Elementwise binary functions, with broadcasting
 
-_defvjp(anp.add,
-        lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-        lambda g, ans, x, y, *a, **k: unbroadcast(g, y),
-        uses=_ARGS)
-_defvjp(anp.subtract,
-        lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-        lambda g, ans, x, y, *a, **k: unbroadcast(-g, y),
-        uses=_ARGS)
-_defvjp(anp.multiply,
-        lambda g, ans, x, y, *a, **k: unbroadcast(g * y, x),
-        lambda g, ans, x, y, *a, **k: unbroadcast(x * g, y),
-        uses=_ARGS)
-_defvjp(anp.true_divide,
-        lambda g, ans, x, y, *a, **k: unbroadcast(g / y, x),
-        lambda g, ans, x, y, *a, **k: unbroadcast(-g * x / y ** 2, y),
-        uses=_ARGS)
-_defvjp(anp.remainder,
-        lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-        lambda g, ans, x, y, *a, **k: unbroadcast(-g * _floor(x / y), y),
-        uses=_ARGS)
-defvjp_direct(anp.fmod,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-              lambda g, ans, x, y, *a, **k: unbroadcast(-g * _trunc(x / y), y))
+_defvjp(
+    anp.add,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(g, y),
+    uses=_ARGS,
+)
+_defvjp(
+    anp.subtract,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(-g, y),
+    uses=_ARGS,
+)
+_defvjp(
+    anp.multiply,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * y, x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(x * g, y),
+    uses=_ARGS,
+)
+_defvjp(
+    anp.true_divide,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g / y, x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(-g * x / y**2, y),
+    uses=_ARGS,
+)
+_defvjp(
+    anp.remainder,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(-g * _floor(x / y), y),
+    uses=_ARGS,
+)
+defvjp_direct(
+    anp.fmod,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(-g * _trunc(x / y), y),
+)
 
 
 def _power_deriv_base(x, y, power):
@@ -509,7 +531,7 @@ def _power_vjp_base(g, ans, x, y, *args, **kwargs):
         if y == 0:
             return None
         if y == 2:
-            t = g * x                 # (g * x) * 2.0, the second product in place
+            t = g * x  # (g * x) * 2.0, the second product in place
             if type(t) is _ndarray:
                 t *= 2.0
                 return unbroadcast(t, x)
@@ -558,30 +580,40 @@ def _maxmin_vjp(argnum):
     def rule(g, ans, x, y, *args, **kwargs):
         this, other = (x, y) if argnum == 0 else (y, x)
         return unbroadcast(g * _balanced_weight(this, other, ans), this)
+
     return rule
 
 
 for _f in (anp.maximum, anp.minimum, anp.fmax, anp.fmin):
     defvjp_direct(_f, _maxmin_vjp(0), _maxmin_vjp(1))
 
-defvjp_direct(anp.logaddexp,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * _exp(x - ans), x),
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * _exp(y - ans), y))
-defvjp_direct(anp.logaddexp2,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (x - ans), x),
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (y - ans), y))
+defvjp_direct(
+    anp.logaddexp,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * _exp(x - ans), x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * _exp(y - ans), y),
+)
+defvjp_direct(
+    anp.logaddexp2,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (x - ans), x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (y - ans), y),
+)
+
+
 def _arctan2_vjp(argnum):
     def rule(g, ans, x, y, *args, **kwargs):
         x, y = _array_likes((x, y))
-        return unbroadcast(g * (y if argnum == 0 else -x) / (x ** 2 + y ** 2), (x, y)[argnum])
+        return unbroadcast(g * (y if argnum == 0 else -x) / (x**2 + y**2), (x, y)[argnum])
+
     return rule
 
 
 defvjp_direct(anp.arctan2, _arctan2_vjp(0), _arctan2_vjp(1))
 # hypot: x / hypot(x, y), and 0 where both are 0
-defvjp_direct(anp.hypot,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * x / _nonzero_or_one(ans), x),
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * y / _nonzero_or_one(ans), y))
+defvjp_direct(
+    anp.hypot,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * x / _nonzero_or_one(ans), x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(g * y / _nonzero_or_one(ans), y),
+)
 
 
 def _copysign_factor(x, y):
@@ -590,17 +622,15 @@ def _copysign_factor(x, y):
     return onp.asarray(onp.sign(xv) * onp.copysign(1.0, yv), dtype=_real_dtype(_meta(x)[1]))
 
 
-defvjp_direct(anp.copysign,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g * _copysign_factor(x, y), x), None)
-defvjp_direct(anp.ldexp,
-              lambda g, ans, x, n, *a, **k: unbroadcast(anp.ldexp(g, n), x), None)
+defvjp_direct(anp.copysign, lambda g, ans, x, y, *a, **k: unbroadcast(g * _copysign_factor(x, y), x), None)
+defvjp_direct(anp.ldexp, lambda g, ans, x, n, *a, **k: unbroadcast(anp.ldexp(g, n), x), None)
 
 
 # ---------------------------------------------------------------------------------------
 # Reductions
 
-def _sum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-             where=True):
+
+def _sum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     shape = _shape(x)
     r = _expand_reduced(g, shape, axis, keepdims)
     if where is not True and where is not _NoValue:
@@ -644,12 +674,13 @@ def _group_last(x, axes):
     perm = kept + list(axes)
     xt = _transpose(x, perm) if perm != list(range(nd)) else x
     tshape = tuple(shape[i] for i in perm)
-    kshape = tshape[:len(kept)]
-    flat = _reshape(xt, kshape + (math.prod(tshape[len(kept):]),))
+    kshape = tshape[: len(kept)]
+    flat = _reshape(xt, kshape + (math.prod(tshape[len(kept) :]),))
 
     def restore(y):
         y = _reshape(y, tshape)
         return _transpose(y, _argsort(perm)) if perm != list(range(nd)) else y
+
     return flat, restore
 
 
@@ -670,8 +701,7 @@ def _others_product(x, axes):
     return restore(left * right)
 
 
-def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-              where=True):
+def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     shape = _shape(x)
     axes = _axes(axis, len(shape))
     r = _expand_reduced(g, shape, axis, keepdims)
@@ -709,8 +739,7 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
     return w / onp.maximum(w.sum(axis=axes, keepdims=True), 1)
 
 
-def _maxmin_reduce_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=None,
-                       where=True):
+def _maxmin_reduce_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
     w = _maxmin_weights(x, ans, axis, keepdims, where)
     return unbroadcast(_expand_reduced(g, _shape(x), axis, keepdims) * w, x)
 
@@ -741,15 +770,17 @@ def _centered(x, axis):
     return _conj(c) if _is_complex(x) else c
 
 
-def _var_vjp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-             where=True, mean=None, correction=None):
+def _var_vjp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     shape = _shape(x)
     n = _reduced_size(shape, axis) - _ddof(ddof, correction)
     return unbroadcast(_expand_reduced(g, shape, axis, keepdims) * _centered(x, axis) * (2.0 / n), x)
 
 
-def _std_vjp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-             where=True, mean=None, correction=None):
+def _std_vjp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     # d std = d var / (2 std); 0 where std is 0 (every entry equal)
     shape = _shape(x)
     n = _reduced_size(shape, axis) - _ddof(ddof, correction)
@@ -760,8 +791,7 @@ def _std_vjp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False,
     return unbroadcast(_expand_reduced(g, shape, axis, keepdims) * _centered(x, axis) * (1.0 / n), x)
 
 
-def _var_impl(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-              mean=None, correction=None):
+def _var_impl(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
     """var with a where= mask, traced."""
     shape = _shape(x)
     mask = onp.broadcast_to(onp.asarray(True if _unset(where) else where, dtype=bool), shape)
@@ -786,6 +816,7 @@ def _var_dispatch(plain, impl):
         if _has_where(where):
             return vjp_from_impl(impl, 0)(g, ans, x, *args, where=where, **kwargs)
         return plain(g, ans, x, *args, **kwargs)
+
     return rule
 
 
@@ -878,13 +909,13 @@ defvjp_direct(anp.cumulative_prod, _cumulative_prod_vjp)
 
 # ---- NaN-ignoring reductions --------------------------------------------------------
 
+
 def _nan_mask(x):
     """True where x is NaN (a constant)."""
     return onp.isnan(getval(x))
 
 
-def _nansum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-                where=True):
+def _nansum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     r = _sum_vjp(g, ans, x, axis, None, None, keepdims, None, where)
     return _where(_nan_mask(x), 0.0, r)
 
@@ -902,14 +933,14 @@ def _nanmean_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, *, 
     return _mean_vjp(g, ans, x, axis, None, None, keepdims, where=valid)
 
 
-def _nanprod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None,
-                 where=True):
+def _nanprod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     valid = _valid_mask(x, where)
     return _prod_vjp(g, ans, x, axis, None, None, keepdims, initial, where=valid)
 
 
-def _nanvar_vjp(g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
-                where=True, mean=None, correction=None):
+def _nanvar_vjp(
+    g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
+):
     valid = ~_nan_mask(x)
     if _has_where(where):
         valid = onp.logical_and(valid, where)
@@ -950,6 +981,7 @@ def _nancumprod_impl(x, axis=None, dtype=None, out=None):
 
 # ---- order statistics: median, percentile, quantile --------------------------------
 
+
 def _order_stat_weights(x, axis, virtual_index):
     """Weights W with ``stat = sum(W * moved(x), -1)``, for an order statistic that
     interpolates linearly between sorted entries at virtual position(s) ``virtual_index(n)``
@@ -962,18 +994,18 @@ def _order_stat_weights(x, axis, virtual_index):
     perm = kept + list(axes)
     kshape = tuple(xv.shape[i] for i in kept)
     n = math.prod(xv.shape[i] for i in axes)
-    xm = xv.transpose(perm).reshape((-1, n))                      # (R, n)
-    v = onp.asarray(virtual_index(n), dtype=float)                # Q
+    xm = xv.transpose(perm).reshape((-1, n))  # (R, n)
+    v = onp.asarray(virtual_index(n), dtype=float)  # Q
     qshape = v.shape
-    v = v.reshape(-1)                                             # (nq,)
+    v = v.reshape(-1)  # (nq,)
     lo = onp.clip(onp.floor(v).astype(onp.intp), 0, n - 1)
     frac = onp.clip(v - lo, 0.0, 1.0)
     hi = onp.minimum(lo + 1, n - 1)
     nq = v.shape[0]
-    ws = onp.zeros((nq, n))                                       # weights of sorted positions
+    ws = onp.zeros((nq, n))  # weights of sorted positions
     onp.add.at(ws, (onp.arange(nq), lo), 1.0 - frac)
     onp.add.at(ws, (onp.arange(nq), hi), frac)
-    order = onp.argsort(xm, axis=-1, kind="stable")               # (R, n)
+    order = onp.argsort(xm, axis=-1, kind="stable")  # (R, n)
     srt = onp.take_along_axis(xm, order, axis=-1)
     R = srt.shape[0]
     # tie groups in sorted order: average the weights over each group
@@ -981,7 +1013,7 @@ def _order_stat_weights(x, axis, virtual_index):
     if n > 1:
         same = srt[:, 1:] == srt[:, :-1]
         new_group[:, 1:] = ~same
-    gid = onp.cumsum(new_group, axis=1) - 1 + (onp.arange(R) * n)[:, None]   # (R, n) global ids
+    gid = onp.cumsum(new_group, axis=1) - 1 + (onp.arange(R) * n)[:, None]  # (R, n) global ids
     W = onp.empty((nq, R, n))
     for k in range(nq):
         wk = onp.broadcast_to(ws[k], (R, n))
@@ -996,7 +1028,7 @@ def _order_stat_weights(x, axis, virtual_index):
 def _order_stat_vjp(g, x, keepdims, W, perm, axes, qshape):
     shape = _shape(x)
     nd = len(shape)
-    kshape = W.shape[len(qshape):-1]
+    kshape = W.shape[len(qshape) : -1]
     g = _reshape(g, qshape + kshape + (1,))
     r = g * W
     if qshape:
@@ -1012,7 +1044,7 @@ def _order_stat_jvp(g, x, keepdims, W, perm, axes, qshape):
     nd = len(shape)
     gm = _transpose(g, perm) if perm != list(range(nd)) else g
     n = W.shape[-1]
-    gm = _reshape(gm, W.shape[len(qshape):-1] + (n,))
+    gm = _reshape(gm, W.shape[len(qshape) : -1] + (n,))
     t = _sum(gm * W, axis=-1)
     if keepdims:
         t = _reshape(t, qshape + tuple(1 if i in axes else s for i, s in enumerate(shape)))
@@ -1029,8 +1061,18 @@ def _median_setup(x, axis=None, out=None, overwrite_input=False, keepdims=False)
 
 
 def _quantile_setup(fn):
-    def setup(x, q, axis=None, out=None, overwrite_input=False, method="linear",
-              keepdims=False, *, weights=None, interpolation=None):
+    def setup(
+        x,
+        q,
+        axis=None,
+        out=None,
+        overwrite_input=False,
+        method="linear",
+        keepdims=False,
+        *,
+        weights=None,
+        interpolation=None,
+    ):
         _no_weights(fn.__name__, weights)
         if interpolation is not None:
             method = interpolation
@@ -1038,7 +1080,9 @@ def _quantile_setup(fn):
 
         def virtual_index(n):
             return fn(onp.arange(n, dtype=float), qv, method=method)
+
         return _order_stat_weights(x, axis, virtual_index) + (keepdims,)
+
     return setup
 
 
@@ -1053,6 +1097,7 @@ def _order_stat_rule(setup):
     def rule(g, ans, x, *args, **kwargs):
         W, perm, axes, qshape, keepdims = setup(x, *args, **kwargs)
         return _order_stat_vjp(g, x, keepdims, W, perm, axes, qshape)
+
     return rule
 
 
@@ -1062,6 +1107,7 @@ for _f, _setup in ORDER_STAT_SETUPS.items():
 
 # ---- average, trapezoid ------------------------------------------------------------
 
+
 @_from_impl(anp.average, argnums=(0, 2))
 def _average_impl(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     keep = False if keepdims is _NoValue else keepdims
@@ -1070,8 +1116,7 @@ def _average_impl(a, axis=None, weights=None, returned=False, *, keepdims=_NoVal
         avg = _mean(a, axis=axis, keepdims=keep)
         if not returned:
             return avg
-        count = onp.broadcast_to(onp.asarray(_reduced_size(shape, axis), dtype=_meta(avg)[1]),
-                                 _shape(avg))
+        count = onp.broadcast_to(onp.asarray(_reduced_size(shape, axis), dtype=_meta(avg)[1]), _shape(avg))
         return _fg_tuple([avg, count])
     wshape = _shape(weights)
     w = weights
@@ -1108,6 +1153,7 @@ def _trapezoid_impl(y, x=None, dx=1.0, axis=-1):
 
 # ---------------------------------------------------------------------------------------
 # Products
+
 
 def _tensordot_axes(axes, nA, nB):
     if isinstance(axes, (int, onp.integer)):
@@ -1150,6 +1196,7 @@ def _tensordot_rule(vjp):
     def rule(g, ans, a, b, axes=2):
         a_axes, b_axes = _tensordot_axes(axes, _ndim(a), _ndim(b))
         return vjp(g, a, b, a_axes, b_axes)
+
     return rule
 
 
@@ -1167,7 +1214,7 @@ def _dot_vjp_a(g, ans, A, B, out=None):
             return unbroadcast(_outer(g, B), A)
     elif nA <= 2 and nB == 2:
         if nA == 2:
-            return unbroadcast(g @ B.T, A)   # as in matmul's rule: no dispatcher, no zero fill
+            return unbroadcast(g @ B.T, A)  # as in matmul's rule: no dispatcher, no zero fill
         return unbroadcast(_dot(B, g), A)
     return _tensordot_vjp_a(g, A, B, [nA - 1], [max(nB - 2, 0)])
 
@@ -1198,6 +1245,7 @@ def _inner_rule(which):
             return unbroadcast(g * B, A) if which == 0 else unbroadcast(A * g, B)
         vjp = _tensordot_vjp_a if which == 0 else _tensordot_vjp_b
         return vjp(g, A, B, [nA - 1], [nB - 1])
+
     return rule
 
 
@@ -1213,8 +1261,8 @@ def _matmul_vjp_a(g, ans, A, B, *args, **kwargs):
     if nB == 1:
         if nA == 1:
             return unbroadcast(g * B, A)
-        return unbroadcast(_expand_dims(g, -1) * B, A)           # (..., m, k)
-    if nA == 1:                                                   # A (k,), g (..., n)
+        return unbroadcast(_expand_dims(g, -1) * B, A)  # (..., m, k)
+    if nA == 1:  # A (k,), g (..., n)
         return unbroadcast(_squeeze(_matmul(B, _expand_dims(g, -1)), -1), A)
     if nB == 2 and nA == 2:
         # the @ operator and .T: no NumPy dispatcher calls, no zero-filled output (np.dot's)
@@ -1230,7 +1278,7 @@ def _matmul_vjp_b(g, ans, A, B, *args, **kwargs):
         if nA == 2:
             return unbroadcast(_dot(g, A), B)
         return unbroadcast(_squeeze(_matmul(_expand_dims(g, -2), A), -2), B)
-    if nA == 1:                                                   # dB (..., k, n)
+    if nA == 1:  # dB (..., k, n)
         return unbroadcast(_expand_dims(A, -1) * _expand_dims(g, -2), B)
     if nA == 2 and nB == 2:
         return unbroadcast(A.T @ g, B)
@@ -1300,7 +1348,7 @@ def _plain_gufunc(name, kwargs):
             raise NotImplementedError("derivative of {} with {}= is not implemented".format(name, k))
 
 
-def _matvec_vjp_x1(g, ans, x1, x2, *args, **kwargs):    # x1 (..., m, n), x2 (..., n)
+def _matvec_vjp_x1(g, ans, x1, x2, *args, **kwargs):  # x1 (..., m, n), x2 (..., n)
     _plain_gufunc("matvec", kwargs)
     return unbroadcast(_expand_dims(g, -1) * _expand_dims(x2, -2), x1)
 
@@ -1313,7 +1361,7 @@ def _matvec_vjp_x2(g, ans, x1, x2, *args, **kwargs):
 defvjp_direct(anp.matvec, _matvec_vjp_x1, _matvec_vjp_x2)
 
 
-def _vecmat_vjp_x1(g, ans, x1, x2, *args, **kwargs):    # conj(x1) (..., n) @ x2 (..., n, m)
+def _vecmat_vjp_x1(g, ans, x1, x2, *args, **kwargs):  # conj(x1) (..., n) @ x2 (..., n, m)
     _plain_gufunc("vecmat", kwargs)
     r = _squeeze(_matmul(x2, _expand_dims(g, -1)), -1)
     if _is_complex(r) or _is_complex(x1):
@@ -1375,7 +1423,7 @@ def einsum_spec(args):
     for sub, ne in zip(in_subs, ell_dims):
         if "..." in sub:
             pre, post = sub.split("...")
-            ops.append(list(pre) + ell[n_ell - ne:] + list(post))
+            ops.append(list(pre) + ell[n_ell - ne :] + list(post))
         else:
             ops.append(list(sub))
     if out is None:
@@ -1411,8 +1459,7 @@ def _einsum_vjp_argnum(argnum, g, args, kwargs):
     found = [c for c in unique if c in elsewhere]
     terms = ["".join(out_letters)] + ["".join(ops[j]) for j in range(len(ops)) if j != k]
     operands = [g] + [args[argnums[j]] for j in range(len(ops)) if j != k]
-    r = _einsum(",".join(terms) + "->" + "".join(found), *operands,
-                optimize=kwargs.get("optimize", False))
+    r = _einsum(",".join(terms) + "->" + "".join(found), *operands, optimize=kwargs.get("optimize", False))
     rshape = _shape(r)
     rsizes = dict(zip(found, rshape))
     # letters only in x: the cotangent is constant along them
@@ -1449,6 +1496,7 @@ defvjp_argnums(anp.einsum, _einsum_vjp)
 
 
 # ---- kron, cross, convolve, correlate -----------------------------------------------
+
 
 def _kron_layout(a, b):
     sa, sb = _shape(a), _shape(b)
@@ -1520,11 +1568,12 @@ def _convolve_vjp(which):
         fa, fv = anp.ravel(a), anp.ravel(v)
         n, m = _shape(fa)[0], _shape(fv)[0]
         gf = _embed_full(g, n, m, mode)
-        if which == 0:   # r_i = sum_j gf[i + j] v[j]
+        if which == 0:  # r_i = sum_j gf[i + j] v[j]
             r = _getitem(_convolve(gf, _flip(fv, 0)), slice(m - 1, m - 1 + n))
             return unbroadcast(_reshape(r, _shape(a)), a)
         r = _getitem(_convolve(gf, _flip(fa, 0)), slice(n - 1, n - 1 + m))
         return unbroadcast(_reshape(r, _shape(v)), v)
+
     return rule
 
 
@@ -1551,6 +1600,7 @@ def _correlate_ordered(a, v, mode):
 
 # ---------------------------------------------------------------------------------------
 # Shapes
+
 
 def _order_of(x, order):
     if order in ("C", "F"):
@@ -1586,8 +1636,7 @@ for _f in (anp.expand_dims, anp.squeeze):
 def _atleast_vjp(argnums, ans, args, kwargs):
     if len(args) == 1:
         return lambda g: [unbroadcast(_reshape(g, _shape(args[0])), args[0])]
-    return lambda g: [unbroadcast(_reshape(_getitem_seq(g, i), _shape(args[i])), args[i])
-                      for i in argnums]
+    return lambda g: [unbroadcast(_reshape(_getitem_seq(g, i), _shape(args[i])), args[i]) for i in argnums]
 
 
 def _getitem_seq(g, i):
@@ -1627,11 +1676,12 @@ def rollaxis_perm(nd, axis, start=0):
 
 defvjp_direct(anp.transpose, _transpose_vjp)
 defvjp_direct(anp.permute_dims, _transpose_vjp)
-defvjp_direct(anp.rollaxis, lambda g, ans, x, axis, start=0: unbroadcast(
-    _transpose(g, _argsort(rollaxis_perm(_ndim(x), axis, start))), x))
+defvjp_direct(
+    anp.rollaxis,
+    lambda g, ans, x, axis, start=0: unbroadcast(_transpose(g, _argsort(rollaxis_perm(_ndim(x), axis, start))), x),
+)
 defvjp_direct(anp.swapaxes, lambda g, ans, x, axis1, axis2: unbroadcast(_swapaxes(g, axis1, axis2), x))
-defvjp_direct(anp.moveaxis, lambda g, ans, x, source, destination:
-              unbroadcast(_moveaxis(g, destination, source), x))
+defvjp_direct(anp.moveaxis, lambda g, ans, x, source, destination: unbroadcast(_moveaxis(g, destination, source), x))
 defvjp_direct(anp.matrix_transpose, lambda g, ans, x: unbroadcast(_mT(g), x))
 defvjp_direct(anp.broadcast_to, lambda g, ans, x, shape, *a, **k: unbroadcast(g, x))
 defvjp_direct(anp.flip, lambda g, ans, x, axis=None: unbroadcast(_flip(g, axis), x))
@@ -1648,15 +1698,19 @@ def _neg_shift(shift):
     return -int(shift)
 
 
-defvjp_direct(anp.roll, lambda g, ans, x, shift, axis=None:
-              unbroadcast(anp.roll(g, _neg_shift(shift), axis), x), None)
+defvjp_direct(anp.roll, lambda g, ans, x, shift, axis=None: unbroadcast(anp.roll(g, _neg_shift(shift), axis), x), None)
 defvjp_direct(anp.copy, lambda g, ans, x, *a, **k: unbroadcast(g, x))
 defvjp_direct(anp.astype_method, lambda g, ans, x, *a, **k: unbroadcast(g, x))
 defvjp_direct(anp.astype, lambda g, ans, x, *a, **k: unbroadcast(g, x))
-defvjp_direct(anp.diagonal, lambda g, ans, x, offset=0, axis1=0, axis2=1:
-              unbroadcast(anp.diag_embed(g, offset, axis1 % _ndim(x), axis2 % _ndim(x), _shape(x)), x))
-defvjp_direct(anp.diag_embed, lambda g, ans, d, offset, axis1, axis2, shape:
-              unbroadcast(_diagonal(g, offset, axis1, axis2), d))
+defvjp_direct(
+    anp.diagonal,
+    lambda g, ans, x, offset=0, axis1=0, axis2=1: unbroadcast(
+        anp.diag_embed(g, offset, axis1 % _ndim(x), axis2 % _ndim(x), _shape(x)), x
+    ),
+)
+defvjp_direct(
+    anp.diag_embed, lambda g, ans, d, offset, axis1, axis2, shape: unbroadcast(_diagonal(g, offset, axis1, axis2), d)
+)
 
 
 def _diag_vjp(g, ans, v, k=0):
@@ -1688,7 +1742,7 @@ defvjp_direct(anp.tile, _tile_vjp)
 
 _PAD_SELECTION_MODES = ("constant", "edge", "wrap", "empty")
 _PAD_LINEAR_MODES = ("reflect", "symmetric", "linear_ramp", "mean")
-PAD_STAT_MODES = ("maximum", "minimum", "median")   # through pad_stat_impl
+PAD_STAT_MODES = ("maximum", "minimum", "median")  # through pad_stat_impl
 
 
 def _pad_pairs(value, nd):
@@ -1715,8 +1769,8 @@ def _pad_check(mode):
     modes = _PAD_SELECTION_MODES + _PAD_LINEAR_MODES + PAD_STAT_MODES
     if not isinstance(mode, str) or mode not in modes:
         raise NotImplementedError(
-            "derivative of np.pad with mode={!r} is not implemented (supported: {})".format(
-                mode, ", ".join(modes)))
+            "derivative of np.pad with mode={!r} is not implemented (supported: {})".format(mode, ", ".join(modes))
+        )
 
 
 def _pad_axis_matrix(n, before, after, mode, kwargs, axis, nd):
@@ -1741,8 +1795,7 @@ def _pad_vjp(g, ans, x, pad_width, mode="constant", **kwargs):
     nd = len(shape)
     if _pad_is_selection(mode, kwargs):
         idx = onp.arange(1, math.prod(shape) + 1, dtype=onp.intp).reshape(shape)
-        kw = {} if mode in ("constant", "empty") else {k: v for k, v in kwargs.items()
-                                                       if k == "reflect_type"}
+        kw = {} if mode in ("constant", "empty") else {k: v for k, v in kwargs.items() if k == "reflect_type"}
         P = onp.pad(idx, pad_width, "constant" if mode == "empty" else mode, **kw)
         mask = P > 0
         where_from = onp.unravel_index(P[mask] - 1, shape)
@@ -1763,6 +1816,7 @@ defvjp_direct(anp.pad, _pad_vjp)
 
 
 # ---- sort, partition, take_along_axis, choose ----------------------------------------
+
 
 def permutation_index(x, ans, axis):
     """A NumPy index ``idx`` with ``ans == x[idx]``, for ``ans`` a permutation of ``x``
@@ -1812,8 +1866,11 @@ def _partition_vjp(g, ans, x, kth, axis=-1, *args, **kwargs):
 
 defvjp_direct(anp.sort, _sort_vjp)
 defvjp_direct(anp.partition, _partition_vjp, None)
-defvjp_direct(anp.take_along_axis, lambda g, ans, arr, indices, axis=-1:
-              _untake(g, along_axis_index(getval(indices), axis, _shape(arr)), _vs(arr)), None)
+defvjp_direct(
+    anp.take_along_axis,
+    lambda g, ans, arr, indices, axis=-1: _untake(g, along_axis_index(getval(indices), axis, _shape(arr)), _vs(arr)),
+    None,
+)
 
 
 def choose_mask(a, choices, mode="raise"):
@@ -1840,10 +1897,11 @@ defvjp_direct(anp.choose, None, _choose_vjp)
 
 # ---- diff, gradient -------------------------------------------------------------------
 
+
 @_from_impl(anp.diff)
 def _diff_impl(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     if n == 0:
-        return a   # NumPy returns a unchanged and ignores prepend/append
+        return a  # NumPy returns a unchanged and ignores prepend/append
     nd = _ndim(a)
     ax = axis % nd
     parts = []
@@ -1858,8 +1916,7 @@ def _diff_impl(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
             e = onp.broadcast_to(e, tuple(shape))
         parts.append(e)
     if parts[0] is not None or parts[1] is not None:
-        items = ([parts[0]] if parts[0] is not None else []) + [a] + \
-                ([parts[1]] if parts[1] is not None else [])
+        items = ([parts[0]] if parts[0] is not None else []) + [a] + ([parts[1]] if parts[1] is not None else [])
         a = _concat(*items, axis=ax)
     for _ in range(n):
         a = _getitem(a, _along(ax, slice(1, None), nd)) - _getitem(a, _along(ax, slice(None, -1), nd))
@@ -1920,6 +1977,7 @@ def _gradient_impl(f, *varargs, axis=None, edge_order=1):
 # ---------------------------------------------------------------------------------------
 # Building arrays from traced elements, joining, splitting
 
+
 def _array_from_args_vjp(argnums, ans, args, kwargs):
     return lambda g: [unbroadcast(_getitem(g, i), args[i]) for i in argnums]
 
@@ -1936,8 +1994,7 @@ def _concatenate_vjp(argnums, ans, args, kwargs):
         stop = start + _shape(a)[ax]
         bounds.append((start, stop))
         start = stop
-    return lambda g: [unbroadcast(_getitem(g, _along(ax, slice(*bounds[i]), nd)), args[i])
-                      for i in argnums]
+    return lambda g: [unbroadcast(_getitem(g, _along(ax, slice(*bounds[i]), nd)), args[i]) for i in argnums]
 
 
 defvjp_argnums(anp.concatenate_args, _concatenate_vjp)
@@ -1969,13 +2026,15 @@ def _split_rule(name):
         axis = _split_axis(name, x, kwargs, args)
         parts = [g[i] for i in range(len(ans))]
         return unbroadcast(anp.concatenate(parts, axis=axis), x)
+
     return rule
 
 
 for _name in ("split", "array_split", "hsplit", "vsplit", "dsplit"):
     defvjp_direct(getattr(anp, _name), _split_rule(_name), None)
-defvjp_direct(anp.unstack, lambda g, ans, x, *, axis=0:
-              unbroadcast(anp.stack([g[i] for i in range(len(ans))], axis=axis), x))
+defvjp_direct(
+    anp.unstack, lambda g, ans, x, *, axis=0: unbroadcast(anp.stack([g[i] for i in range(len(ans))], axis=axis), x)
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1994,8 +2053,7 @@ def linspace_weights(ans_shape, num, endpoint, axis):
 
 
 def _linspace_rule(which):
-    def rule(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
-             **kwargs):
+    def rule(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
         num = int(num)
         gstep = None
         if retstep:
@@ -2009,6 +2067,7 @@ def _linspace_rule(which):
             r = r + gstep * ((1.0 if which == 1 else -1.0) / div)
         target = stop if which == 1 else start
         return unbroadcast(r, target)
+
     return rule
 
 
@@ -2018,9 +2077,12 @@ defvjp_direct(anp.linspace, _linspace_rule(0), _linspace_rule(1))
 # ---------------------------------------------------------------------------------------
 # Selection: where, clip, indexing
 
-defvjp_direct(anp.where3, None,
-              lambda g, ans, c, x, y: unbroadcast(_where(getval(c), g, 0.0), x),
-              lambda g, ans, c, x, y: unbroadcast(_where(getval(c), 0.0, g), y))
+defvjp_direct(
+    anp.where3,
+    None,
+    lambda g, ans, c, x, y: unbroadcast(_where(getval(c), g, 0.0), x),
+    lambda g, ans, c, x, y: unbroadcast(_where(getval(c), 0.0, g), y),
+)
 
 
 def clip_masks(x, a_min, a_max, kwargs):
@@ -2043,6 +2105,7 @@ def _clip_rule(which):
         masks = clip_masks(x, a_min, a_max, kwargs)
         target = (x, a_min, a_max)[which]
         return unbroadcast(_where(masks[which], g, 0.0), target)
+
     return rule
 
 
@@ -2097,6 +2160,7 @@ defvjp_direct(anp.trace, _trace_vjp)
 
 # ---- interp --------------------------------------------------------------------------
 
+
 @_from_impl(anp.interp, argnums=(0, 1, 2))
 def _interp_impl(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
@@ -2105,8 +2169,7 @@ def _interp_impl(x, xp, fp, left=None, right=None, period=None):
         xp = anp.remainder(xp, period)
         order = onp.argsort(getval(xp), kind="stable")
         xp, fp = _getitem(xp, order), _getitem(fp, order)
-        xp = _concat(_getitem(xp, slice(-1, None)) - period, xp,
-                     _getitem(xp, slice(0, 1)) + period, axis=0)
+        xp = _concat(_getitem(xp, slice(-1, None)) - period, xp, _getitem(xp, slice(0, 1)) + period, axis=0)
         fp = _concat(_getitem(fp, slice(-1, None)), fp, _getitem(fp, slice(0, 1)), axis=0)
         left = right = None
     xv, xpv = onp.asarray(getval(x)), onp.asarray(getval(xp))
@@ -2132,6 +2195,7 @@ def _interp_impl(x, xp, fp, left=None, right=None, period=None):
 # ---------------------------------------------------------------------------------------
 # Indexing and the rest
 
+
 def _bincount_vjp_weights(g, ans, x, weights=None, minlength=0):
     return unbroadcast(_getitem(g, onp.asarray(getval(x))), weights)
 
@@ -2145,11 +2209,10 @@ defvjp_direct(anp.untake, lambda g, ans, x, idx, vs: _getitem(g, idx), None, Non
 # More functions: conversions, selections by index, compositions
 
 # conversions that return their argument's values
-for _f in (anp.ascontiguousarray, anp.asfortranarray, anp.asanyarray, anp.asarray_chkfinite,
-           anp.require):
+for _f in (anp.ascontiguousarray, anp.asfortranarray, anp.asanyarray, anp.asarray_chkfinite, anp.require):
     defvjp_direct(_f, lambda g, ans, x, *a, **k: unbroadcast(g, x))
 
-defvjp_direct(anp.unwrap, lambda g, ans, p, *a, **k: unbroadcast(g, p))   # p + a piecewise constant
+defvjp_direct(anp.unwrap, lambda g, ans, p, *a, **k: unbroadcast(g, p))  # p + a piecewise constant
 defvjp_direct(anp.diagflat, lambda g, ans, v, k=0: unbroadcast(_reshape(_diagonal(g, k), _shape(v)), v))
 
 
@@ -2174,6 +2237,7 @@ def _selection_vjp(fun, argnum):
         if onp.all(mask):
             return _untake(g, onp.unravel_index(P, _shape(x)), _vs(x))
         return _untake(_getitem(g, mask), onp.unravel_index(P[mask], _shape(x)), _vs(x))
+
     return rule
 
 
@@ -2268,8 +2332,7 @@ def _as_2d_rows(m, rowvar):
 
 
 @_from_impl(anp.cov, argnums=(0, 1))
-def _cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
-              *, dtype=None):
+def _cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     if fweights is not None or aweights is not None:
         raise NotImplementedError("derivative of np.cov with fweights/aweights is not implemented")
     X = _as_2d_rows(m, rowvar)
@@ -2293,6 +2356,7 @@ def _corrcoef_impl(x, y=None, rowvar=True, *, dtype=None):
 
 
 # ---- unique: the values are selections of the input; duplicates share evenly ----------
+
 
 def _is_tuple_result(ans):
     t = type(getval(ans))
@@ -2325,13 +2389,16 @@ for _f in (anp.unique, anp.unique_values, anp.unique_all, anp.unique_counts, anp
 
 # ---- divmod and modf: tuple results ----------------------------------------------------
 
-defvjp_direct(anp.divmod,
-              lambda g, ans, x, y, *a, **k: unbroadcast(g[1], x),
-              lambda g, ans, x, y, *a, **k: unbroadcast(-g[1] * _floor(x / y), y))
+defvjp_direct(
+    anp.divmod,
+    lambda g, ans, x, y, *a, **k: unbroadcast(g[1], x),
+    lambda g, ans, x, y, *a, **k: unbroadcast(-g[1] * _floor(x / y), y),
+)
 defvjp_direct(anp.modf, lambda g, ans, x, *a, **k: unbroadcast(g[0], x))
 
 
 # ---- pad with the statistic modes maximum, minimum, median ------------------------------
+
 
 def pad_stat_impl(x, pad_width, mode, stat_length=None):
     """np.pad for mode maximum/minimum/median/mean, traced: axis by axis, each side is the
@@ -2360,18 +2427,29 @@ def pad_stat_impl(x, pad_width, mode, stat_length=None):
     return x
 
 
-
 # ---- nanmedian, nanpercentile, nanquantile: order statistics of the non-NaN entries ------
+
 
 def _nan_order_stat_setup(quantile_fn):
     def setup(x, *args, **kwargs):
         return _nan_order_stat_weights(x, quantile_fn, *args, **kwargs)
+
     return setup
 
 
-def _nan_order_stat_weights(x, fn, q=None, axis=None, out=None, overwrite_input=False,
-                            method="linear", keepdims=False, *, weights=None,
-                            interpolation=None):
+def _nan_order_stat_weights(
+    x,
+    fn,
+    q=None,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    interpolation=None,
+):
     """As _order_stat_weights, for the NaN-ignoring versions: each group uses its own
     count of non-NaN entries (NaN sorts last, so those are the first sorted entries)."""
     _no_weights("nan" + (fn.__name__ if fn is not None else "median"), weights)
@@ -2386,6 +2464,7 @@ def _nan_order_stat_weights(x, fn, q=None, axis=None, out=None, overwrite_input=
         if qv is None:
             return (n - 1) / 2.0
         return fn(onp.arange(n, dtype=float), qv, method=method)
+
     Ws = {}
     for c in onp.unique(counts):
         if c == 0:
@@ -2405,8 +2484,7 @@ def _nan_order_stat_weights(x, fn, q=None, axis=None, out=None, overwrite_input=
 
 
 def _median_virtual(x, axis=None, out=None, overwrite_input=False, keepdims=False):
-    return _nan_order_stat_weights(x, None, None, axis, out, overwrite_input, "linear",
-                                   keepdims)
+    return _nan_order_stat_weights(x, None, None, axis, out, overwrite_input, "linear", keepdims)
 
 
 ORDER_STAT_SETUPS_NAN = {

@@ -4,6 +4,7 @@ A space is its shape and dtype; float32 and float16 spaces keep their dtype (zer
 randn are made in it).  A Python float lives in the float64 space of shape ().  Spaces are
 immutable and cached by (shape, dtype), so asking for one is a dictionary lookup.
 """
+
 import math
 
 import numpy as np
@@ -63,6 +64,7 @@ class ArrayVSpace(VSpace):
 
 class ComplexArrayVSpace(ArrayVSpace):
     """Complex arrays: a real space of twice the size, inner product Re(conj(x) y)."""
+
     iscomplex = True
 
     @property
@@ -80,8 +82,9 @@ class ComplexArrayVSpace(ArrayVSpace):
                 yield v
 
     def randn(self):
-        return (np.asarray(np.random.randn(*self.shape))
-                + 1j * np.asarray(np.random.randn(*self.shape))).astype(self.dtype)
+        return (np.asarray(np.random.randn(*self.shape)) + 1j * np.asarray(np.random.randn(*self.shape))).astype(
+            self.dtype
+        )
 
     def _inner_prod(self, x, y):
         return np.real(np.dot(np.conj(np.ravel(x)), np.ravel(y)))
@@ -119,6 +122,5 @@ _complex128_scalar_space = ComplexArrayVSpace(np.complex128(0.0))
 VSpace.register(np.ndarray, array_vspace)
 VSpace.register(float, lambda x: _float64_scalar_space)
 VSpace.register(complex, lambda x: _complex128_scalar_space)
-for _t in (np.float64, np.float32, np.float16, np.longdouble,
-           np.complex64, np.complex128, np.clongdouble):
+for _t in (np.float64, np.float32, np.float16, np.longdouble, np.complex64, np.complex128, np.clongdouble):
     VSpace.register(_t, array_vspace)

@@ -18,6 +18,7 @@ A plain NumPy ufunc applied to a traced value is routed here (ArrayBox.__array_u
 Box arithmetic (``a * b``) uses primitives that apply Python's operator (see
 OPERATOR_PRIMITIVES); they carry the same rules as the ufuncs.
 """
+
 import builtins as _builtins
 import operator as _operator
 import types as _types
@@ -43,7 +44,8 @@ _int = _builtins.int
 # ---------------------------------------------------------------------------------------
 # Which NumPy functions are constant with respect to their inputs (no gradient, no node).
 
-NOTRACE_NAMES = frozenset("""
+NOTRACE_NAMES = frozenset(
+    """
     equal not_equal greater greater_equal less less_equal
     logical_and logical_or logical_not logical_xor
     isfinite isinf isnan isnat isneginf isposinf isreal iscomplex isrealobj iscomplexobj
@@ -66,16 +68,19 @@ NOTRACE_NAMES = frozenset("""
     setbufsize geterr seterr geterrcall seterrcall show_config show_runtime info
     save savez savez_compressed savetxt load loadtxt genfromtxt fromfile frombuffer
     fromstring fromregex einsum_path nested_iters
-""".split())
+""".split()
+)
 
 # Functions that write into an argument: they cannot be traced.
 MUTATING_NAMES = frozenset("copyto put put_along_axis putmask place fill_diagonal".split())
 
 # NumPy names not offered at all (submodules with their own untraced functions; the
 # index-building objects; NumPy's test runner).
-_SKIPPED_NAMES = frozenset("""
+_SKIPPED_NAMES = frozenset(
+    """
     test char core ctypeslib emath f2py lib ma polynomial rec strings matlib linalg fft random
-""".split())
+""".split()
+)
 
 # NumPy objects passed through unchanged, although callable or module-like.
 _PASSTHROUGH_MODULES = frozenset("testing exceptions dtypes typing".split())
@@ -96,6 +101,7 @@ def _rename(f, like, name=None):
 # ~0.5 us.  These primitives run the C operator directly (no Python frame) and carry the
 # same rules as the ufuncs; ArrayBox uses them only for such operands (see numpy_boxes).
 
+
 def _operator_primitive(op, ufunc):
     p = primitive(op)
     p.__name__ = p.__qualname__ = ufunc.__name__
@@ -114,14 +120,20 @@ negative_op = _operator_primitive(_operator.neg, _np.negative)
 
 # ufunc -> its operator primitive (the rule modules register both alike)
 OPERATOR_PRIMITIVES = {
-    _np.add: add_op, _np.subtract: subtract_op, _np.multiply: multiply_op,
-    _np.true_divide: true_divide_op, _np.power: power_op, _np.remainder: remainder_op,
-    _np.matmul: matmul_op, _np.negative: negative_op,
+    _np.add: add_op,
+    _np.subtract: subtract_op,
+    _np.multiply: multiply_op,
+    _np.true_divide: true_divide_op,
+    _np.power: power_op,
+    _np.remainder: remainder_op,
+    _np.matmul: matmul_op,
+    _np.negative: negative_op,
 }
 
 # Reductions that, like autograd's, accept a Python list of traced values (np.mean([a, b])).
-_LIST_AWARE = frozenset([_np.sum, _np.mean, _np.std, _np.var, _np.prod, _np.max, _np.min,
-                         _np.amax, _np.amin, _np.linalg.norm])
+_LIST_AWARE = frozenset(
+    [_np.sum, _np.mean, _np.std, _np.var, _np.prod, _np.max, _np.min, _np.amax, _np.amin, _np.linalg.norm]
+)
 
 
 # np.sum(a) and np.mean(a) of a whole float64 array, as NumPy computes them (add.reduce, then
@@ -137,7 +149,7 @@ def _sum_of_all(a):
 
 def _mean_of_all(a):
     n = a.size
-    return _add_reduce(a, axis=None) / n if n else _np.mean(a)   # (NumPy warns when empty)
+    return _add_reduce(a, axis=None) / n if n else _np.mean(a)  # (NumPy warns when empty)
 
 
 _WHOLE_ARRAY_REDUCTIONS = {_np.sum: _sum_of_all, _np.mean: _mean_of_all}
@@ -149,12 +161,12 @@ def _list_aware_primitive(np_fun):
 
     def raw(a, *args, **kwargs):
         t = _type(a)
-        if whole is not None and t is _ndarray and not args and not kwargs \
-                and a.dtype.type is _float64:
+        if whole is not None and t is _ndarray and not args and not kwargs and a.dtype.type is _float64:
             return whole(a)
         if (t is _list or t is _tuple) and _contains_box(a):
             return this[0](array(a), *args, **kwargs)
         return np_fun(a, *args, **kwargs)
+
     prim = primitive(_rename(raw, np_fun))
     this.append(prim)
     return prim
@@ -175,8 +187,20 @@ def _choose_raw(a, choices, out=None, mode="raise"):
 _choose_primitive = []
 
 
-_UFUNC_ATTRS = ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature",
-                "reduce", "accumulate", "reduceat", "outer", "at")
+_UFUNC_ATTRS = (
+    "nin",
+    "nout",
+    "nargs",
+    "ntypes",
+    "types",
+    "identity",
+    "signature",
+    "reduce",
+    "accumulate",
+    "reduceat",
+    "outer",
+    "at",
+)
 
 # numpy ufunc -> its fastgrad primitive (for ArrayBox.__array_ufunc__)
 ufunc_wrappers = {}
@@ -184,6 +208,7 @@ ufunc_wrappers = {}
 
 # ---------------------------------------------------------------------------------------
 # Integer scalar types that accept traced values.
+
 
 class _IntTypeMeta(type):
     """Metaclass of fastgrad's integer scalar types: a call unboxes its arguments and
@@ -203,18 +228,30 @@ class _IntTypeMeta(type):
 
 
 def _wrap_int_type(t):
-    new = _IntTypeMeta(t.__name__, (t,), {"_numpy_type": t, "__module__": t.__module__,
-                                          "__doc__": t.__doc__})
+    new = _IntTypeMeta(t.__name__, (t,), {"_numpy_type": t, "__module__": t.__module__, "__doc__": t.__doc__})
     new.__qualname__ = t.__qualname__
     return new
 
 
-_INT_TYPES = frozenset([_np.int8, _np.int16, _np.int32, _np.int64, _np.longlong,
-                        _np.uint8, _np.uint16, _np.uint32, _np.uint64, _np.ulonglong])
+_INT_TYPES = frozenset(
+    [
+        _np.int8,
+        _np.int16,
+        _np.int32,
+        _np.int64,
+        _np.longlong,
+        _np.uint8,
+        _np.uint16,
+        _np.uint32,
+        _np.uint64,
+        _np.ulonglong,
+    ]
+)
 
 
 # ---------------------------------------------------------------------------------------
 # Values nested in lists.
+
 
 def _contains_box(seq):
     for e in seq:
@@ -237,7 +274,7 @@ def _is_traced_sequence(obj):
 
 
 def _elements(obj):
-    if _isinstance(obj, _Box):   # a traced list: index it (traced)
+    if _isinstance(obj, _Box):  # a traced list: index it (traced)
         return [obj[i] for i in _range(_len(obj))]
     return obj
 
@@ -263,7 +300,7 @@ def _ndim(x):
 # ---------------------------------------------------------------------------------------
 # Internal primitives that have no NumPy name.
 
-getitem = primitive(_operator.getitem)   # A[idx]
+getitem = primitive(_operator.getitem)  # A[idx]
 
 
 def _is_basic_index(idx):
@@ -274,8 +311,7 @@ def _is_basic_index(idx):
     if t is _tuple:
         for i in idx:
             ti = _type(i)
-            if not (ti is _int or ti is _slice or i is None or i is Ellipsis
-                    or _isinstance(i, _np.integer)):
+            if not (ti is _int or ti is _slice or i is None or i is Ellipsis or _isinstance(i, _np.integer)):
                 return False
         return True
     if t is _ndarray and idx.dtype == _np.bool_:
@@ -290,13 +326,16 @@ _add_at = _np.add.at
 def _untake_raw(g, idx, vs):
     """The cotangent of ``A[idx]`` as a sparse object: added into a dense array on demand."""
     if _is_basic_index(idx):
+
         def mut_add(A):
             A[idx] += g
             return A
     else:
+
         def mut_add(A):
             _add_at(A, idx, g)
             return A
+
     return _SparseObject(vs, mut_add)
 
 
@@ -308,8 +347,7 @@ def _astype_raw(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     try:
         return x.astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
     except AttributeError:
-        return _np_asarray(x).astype(dtype, order=order, casting=casting, subok=subok,
-                                      copy=copy)
+        return _np_asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
 
 
 _astype_raw.__name__ = _astype_raw.__qualname__ = "astype"
@@ -394,9 +432,9 @@ def make_diagonal(D, offset=0, axis1=-1, axis2=-2):
 # ---------------------------------------------------------------------------------------
 # Wrappers with logic of their own: building arrays from lists of traced values, where.
 
+
 def array(object, *args, **kwargs):
-    if _type(object) is _ndarray or not (_isinstance(object, _Box)
-                                         or _is_traced_sequence(object)):
+    if _type(object) is _ndarray or not (_isinstance(object, _Box) or _is_traced_sequence(object)):
         return _np_array(object, *args, **kwargs)
     dtype = args[0] if args else kwargs.get("dtype")
     ndmin = kwargs.get("ndmin", 0)
@@ -411,8 +449,7 @@ def array(object, *args, **kwargs):
 
 
 def _array_from_elements(elements, dtype):
-    items = [_array_from_elements(_elements(e), dtype) if _is_traced_sequence(e) else e
-             for e in elements]
+    items = [_array_from_elements(_elements(e), dtype) if _is_traced_sequence(e) else e for e in elements]
     return array_from_args(*items, dtype=dtype)
 
 
@@ -476,6 +513,7 @@ def _joined(np_fun, ndmin, axis_of):
         result = concatenate_args(*items, axis=axis_of(items))
         dtype = kwargs.get("dtype")
         return result if dtype is None else astype_method(result, dtype)
+
     return _rename(joiner, np_fun)
 
 
@@ -496,18 +534,20 @@ def column_stack(tup):
 
 
 if hasattr(_np, "row_stack"):
+
     def row_stack(tup, **kwargs):
         if not _is_traced_sequence(tup):
             return _np.row_stack(tup, **kwargs)
-        _warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
-                       DeprecationWarning, stacklevel=2)
+        _warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2)
         return vstack(tup, **kwargs)
+
     _rename(row_stack, _np.row_stack)
 
 
 def append(arr, values, axis=None):
-    if not (_isinstance(arr, _Box) or _isinstance(values, _Box)
-            or _is_traced_sequence(arr) or _is_traced_sequence(values)):
+    if not (
+        _isinstance(arr, _Box) or _isinstance(values, _Box) or _is_traced_sequence(arr) or _is_traced_sequence(values)
+    ):
         return _np.append(arr, values, axis)
     arr, values = _traceable(arr), _traceable(values)
     if axis is None:
@@ -556,7 +596,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     nd = _len(shape)
     axis = axis % nd
     moved = moveaxis(arr, axis, -1)
-    outer = shape[:axis] + shape[axis + 1:]
+    outer = shape[:axis] + shape[axis + 1 :]
     results = [asarray(func1d(moved[idx], *args, **kwargs)) for idx in _np.ndindex(*outer)]
     rshape = _shape(results[0])
     out = reshape(stack_args(*results, axis=0), outer + rshape)
@@ -566,8 +606,12 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 
 
 def select(condlist, choicelist, default=0):
-    traced = (_is_traced_sequence(choicelist) or _isinstance(choicelist, _Box)
-              or _isinstance(default, _Box) or _is_traced_sequence(default))
+    traced = (
+        _is_traced_sequence(choicelist)
+        or _isinstance(choicelist, _Box)
+        or _isinstance(default, _Box)
+        or _is_traced_sequence(default)
+    )
     if not traced:
         return _np.select(condlist, choicelist, default)
     conds = [_getval(c) for c in condlist]
@@ -576,7 +620,7 @@ def select(condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     result = _traceable(default)
     for cond, choice in _builtins.reversed(_list(_builtins.zip(conds, choices))):
-        result = where3(cond, choice, result)   # the first true condition wins
+        result = where3(cond, choice, result)  # the first true condition wins
     return result
 
 
@@ -594,6 +638,7 @@ def where(condition, x=_NoValue, y=_NoValue):
 # ---------------------------------------------------------------------------------------
 # r_ and c_: NumPy's index-expression concatenators, traced when given traced values.
 
+
 class _Concatenator:
     __slots__ = ("_np_obj", "_columns")
 
@@ -605,11 +650,13 @@ class _Concatenator:
         if not _builtins.any(_isinstance(k, _Box) or _is_traced_sequence(k) for k in items):
             return self._np_obj[key]
         if _builtins.any(_isinstance(k, (_slice, str)) for k in items):
-            raise NotImplementedError("fastgrad.numpy.{}[...] with traced values supports "
-                                      "arrays and scalars only (no slices or directives); "
-                                      "use np.concatenate".format("c_" if self._columns else "r_"))
+            raise NotImplementedError(
+                "fastgrad.numpy.{}[...] with traced values supports "
+                "arrays and scalars only (no slices or directives); "
+                "use np.concatenate".format("c_" if self._columns else "r_")
+            )
         items = [_traceable(k) for k in items]
-        if self._columns:   # 0-d and 1-d items become columns; join along the last axis
+        if self._columns:  # 0-d and 1-d items become columns; join along the last axis
             return concatenate_args(*[_as_column(k) for k in items], axis=-1)
         return concatenate_args(*[_atleast(k, 1) for k in items], axis=0)
 
@@ -627,6 +674,7 @@ c_ = _Concatenator(_np.c_, True)
 # ---------------------------------------------------------------------------------------
 # Functions that write into an argument.
 
+
 def _mutating(np_fun):
     def refuse_traced(*args, **kwargs):
         for a in _builtins.list(args) + _builtins.list(kwargs.values()):
@@ -634,8 +682,10 @@ def _mutating(np_fun):
                 raise TypeError(
                     "np.{} writes into an array in place, which fastgrad cannot differentiate "
                     "through; build a new array instead (e.g. with np.where, np.concatenate "
-                    "or arithmetic)".format(np_fun.__name__))
+                    "or arithmetic)".format(np_fun.__name__)
+                )
         return np_fun(*args, **kwargs)
+
     return _rename(refuse_traced, np_fun)
 
 
@@ -643,10 +693,19 @@ def _mutating(np_fun):
 # Wrapping the namespace.
 
 _SPECIAL = {
-    _np.array: array, _np.asarray: asarray, _np.concatenate: concatenate, _np.stack: stack,
-    _np.hstack: hstack, _np.vstack: vstack, _np.dstack: dstack,
-    _np.column_stack: column_stack, _np.append: append, _np.where: where,
-    _np.select: select, _np.block: block, _np.apply_along_axis: apply_along_axis,
+    _np.array: array,
+    _np.asarray: asarray,
+    _np.concatenate: concatenate,
+    _np.stack: stack,
+    _np.hstack: hstack,
+    _np.vstack: vstack,
+    _np.dstack: dstack,
+    _np.column_stack: column_stack,
+    _np.append: append,
+    _np.where: where,
+    _np.select: select,
+    _np.block: block,
+    _np.apply_along_axis: apply_along_axis,
 }
 if hasattr(_np, "row_stack"):
     _SPECIAL[_np.row_stack] = row_stack
@@ -655,13 +714,15 @@ for _npf, _f in _SPECIAL.items():
     _f.__wrapped__ = _npf
 _SPECIAL_BY_ID = {id(k): v for k, v in _SPECIAL.items()}
 
-_wrappers = {}   # id(numpy object) -> fastgrad object (so aliases share one wrapper)
+_wrappers = {}  # id(numpy object) -> fastgrad object (so aliases share one wrapper)
 _keepalive = []  # the numpy objects whose ids key _wrappers
 
 
 def _is_function(obj):
-    return _isinstance(obj, (_np.ufunc, _types.FunctionType, _types.BuiltinFunctionType)) \
+    return (
+        _isinstance(obj, (_np.ufunc, _types.FunctionType, _types.BuiltinFunctionType))
         or _type(obj).__name__ == "_ArrayFunctionDispatcher"
+    )
 
 
 def wrap_numpy_object(name, obj):

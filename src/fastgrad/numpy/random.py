@@ -3,6 +3,19 @@
 >>> import fastgrad.numpy as np
 >>> np.random.seed(0); x = np.random.randn(3)
 """
-from numpy.random import *                                        # noqa: F401,F403
-from numpy.random import (RandomState, default_rng, normal, rand, randint, randn,  # noqa: F401
-                          random, seed, uniform, Generator, SeedSequence, BitGenerator)
+
+from numpy.random import *
+from numpy.random import (
+    RandomState,
+    default_rng,
+    normal,
+    rand,
+    randint,
+    randn,
+    random,
+    seed,
+    uniform,
+    Generator,
+    SeedSequence,
+    BitGenerator,
+)

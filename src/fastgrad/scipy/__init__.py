@@ -5,15 +5,17 @@ Submodules: ``special``, ``stats`` (one module per distribution), ``signal``, ``
 with traced fastgrad functions, so derivatives of derivatives work too; see
 docs/coverage_scipy.md for the argument coverage of each function.
 """
+
 try:
-    import scipy as _scipy  # noqa: F401
-    import scipy.special as _scipy_special  # noqa: F401
+    import scipy as _scipy
+    import scipy.special as _scipy_special
 except ImportError as _err:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
         "fastgrad.scipy needs SciPy, which is not installed. Install the optional extra with "
         "`pip install fastgrad[scipy]` (or `pip install scipy`). The rest of fastgrad "
-        "(fastgrad, fastgrad.numpy, fastgrad.misc) works without it.") from _err
+        "(fastgrad, fastgrad.numpy, fastgrad.misc) works without it."
+    ) from _err
 
-from . import special, stats, signal, linalg, integrate  # noqa: E402,F401
+from . import special, stats, signal, linalg, integrate
 
 __all__ = ["special", "stats", "signal", "linalg", "integrate"]

@@ -6,6 +6,7 @@ the argument's shape (``unbroadcast``), the JVP is ``t * d`` broadcast up to the
 shape.  Partial derivatives are written with traced fastgrad functions, so rules can be
 differentiated again.
 """
+
 from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
 from ..numpy.numpy_vjps import _meta, unbroadcast
@@ -38,12 +39,14 @@ def match(t, ans):
 def _vjp_rule(i, d):
     def rule(g, ans, *args, **kwargs):
         return unbroadcast(g * d(ans, *args, **kwargs), args[i])
+
     return rule
 
 
 def _jvp_rule(d):
     def rule(t, ans, *args, **kwargs):
         return match(t * d(ans, *args, **kwargs), ans)
+
     return rule
 
 

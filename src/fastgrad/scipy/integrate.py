@@ -11,6 +11,7 @@ to ``func`` (its VJPs/JVPs come from fastgrad), so derivatives of derivatives wo
 ``args`` may be a tuple, a list, or a single value, as with SciPy; ``tfirst=True`` is
 honoured.  Only floating-point entries of ``args`` are differentiated.
 """
+
 import numpy as onp
 import scipy.integrate as _si
 
@@ -68,17 +69,20 @@ def _with(params, diff, values):
 
 def _adjoint_system(func, n, diff):
     """d/dt of [y, a, a_args] for the backward pass (params passed positionally)."""
+
     def aug(s, t, *params):
-        y, a = s[:n], s[n:2 * n]
+        y, a = s[:n], s[n : 2 * n]
         fixed = list(params)
 
         def f_of(ya):
             return _vec(func(ya[0], t, *_with(fixed, diff, ya[1:])))
+
         point = tuple([y] + [params[i] for i in diff])
         vjp, fy = make_vjp(f_of, point)
         cot = vjp(a)
         parts = [fy, -cot[0]] + [-anp.reshape(c, (-1,)) for c in cot[1:]]
         return _concat(parts)
+
     return aug
 
 
@@ -107,20 +111,20 @@ def _odeint_vjp(argnums, ans, args, kwargs):
             s0 = _concat([ans[i], a, a_args])
             times = anp.stack([t[i], t[i - 1]]) if isbox(t) else onp.array([t[i], t[i - 1]])
             s = _odeint(aug, s0, times, *params, **opts)[1]
-            a = s[n:2 * n] + g[i - 1]
-            a_args = s[2 * n:]
-            a_before = s[n:2 * n]
+            a = s[n : 2 * n] + g[i - 1]
+            a_args = s[2 * n :]
+            a_before = s[n : 2 * n]
         if want_t:
             # moving t[0] shifts every later output by -Phi(t_i, t_0) f(y0, t_0)
-            g_t[0] = (-anp.sum(a_before * _f_at(func, ans[0], t[0], params)) if nt > 1
-                      else 0.0 * anp.sum(g))
+            g_t[0] = -anp.sum(a_before * _f_at(func, ans[0], t[0], params)) if nt > 1 else 0.0 * anp.sum(g)
         out = []
         for k in argnums:
             if k == 1:
                 out.append(anp.reshape(a, onp.shape(getval(y0))))
             elif k == 2:
-                out.append(anp.array(g_t) if any(isbox(x) for x in g_t)
-                           else onp.array([getval(x) for x in g_t], dtype=float))
+                out.append(
+                    anp.array(g_t) if any(isbox(x) for x in g_t) else onp.array([getval(x) for x in g_t], dtype=float)
+                )
             elif k == 0:
                 out.append(None)
             else:
@@ -128,10 +132,11 @@ def _odeint_vjp(argnums, ans, args, kwargs):
                 if i not in diff:
                     out.append(None)
                     continue
-                start = sum(_size(params[j]) for j in diff[:diff.index(i)])
-                piece = a_args[start:start + _size(params[i])]
+                start = sum(_size(params[j]) for j in diff[: diff.index(i)])
+                piece = a_args[start : start + _size(params[i])]
                 out.append(anp.reshape(piece, onp.shape(getval(params[i]))))
         return tuple(out)
+
     return vjp
 
 
@@ -140,6 +145,7 @@ defvjp_argnums(_odeint, _odeint_vjp)
 
 def _sensitivity_system(func, n, diff):
     """d/dt of [y, s]: s is the tangent of y; params then their tangents, positionally."""
+
     def fwd(z, t, *params_and_tangents):
         m = len(params_and_tangents) // 2
         params, ptans = list(params_and_tangents[:m]), params_and_tangents[m:]
@@ -147,10 +153,12 @@ def _sensitivity_system(func, n, diff):
 
         def f_of(ya):
             return _vec(func(ya[0], t, *_with(params, diff, ya[1:])))
+
         point = tuple([y] + [params[i] for i in diff])
         tangent = tuple([s] + [ptans[i] for i in diff])
         fy, jv = make_jvp(f_of, point)(tangent)
         return _concat([fy, jv])
+
     return fwd
 
 
@@ -216,13 +224,15 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, tfirst=F
 
         def func(y, t, *a):
             return user(t, y, *a)
+
     if Dfun is not None:
         kwargs["Dfun"], kwargs["col_deriv"] = Dfun, col_deriv
     traced = isbox(y0) or isbox(t) or any(isbox(a) for a in args)
     if full_output:
         if traced:
-            raise NotImplementedError("odeint(full_output=True) is not differentiable; "
-                                      "call it without full_output to differentiate")
+            raise NotImplementedError(
+                "odeint(full_output=True) is not differentiable; call it without full_output to differentiate"
+            )
         return _si.odeint(func, y0, t, args=args, full_output=full_output, **kwargs)
     if not traced:
         return _si.odeint(func, y0, t, args=args, **kwargs)

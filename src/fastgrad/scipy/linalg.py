@@ -10,6 +10,7 @@ w.r.t. the entries SciPy ignores.  For symmetric perturbations this agrees with 
 symmetrized convention of autograd's numpy.linalg rules.  Real matrices only; the
 decompositions assume distinct eigenvalues (eigh) and nonsingular matrices.
 """
+
 import types as _types
 
 import numpy as onp
@@ -28,8 +29,12 @@ def _build():
         if name.startswith("_") or name in _SKIP:
             continue
         obj = getattr(_sla, name)
-        if isinstance(obj, (_types.FunctionType, _types.BuiltinFunctionType)) or callable(obj) \
-                and not isinstance(obj, type) and not isinstance(obj, _types.ModuleType):
+        if (
+            isinstance(obj, (_types.FunctionType, _types.BuiltinFunctionType))
+            or callable(obj)
+            and not isinstance(obj, type)
+            and not isinstance(obj, _types.ModuleType)
+        ):
             ns[name] = primitive(obj)
         elif not isinstance(obj, _types.ModuleType):
             ns[name] = obj
@@ -43,6 +48,7 @@ LinAlgError = _sla.LinAlgError
 
 # ---------------------------------------------------------------------------------------
 # small traced helpers
+
 
 def T(x):
     return anp.swapaxes(x, -1, -2)
@@ -138,18 +144,19 @@ defjvp(solve_triangular, _st_jvp_a, "same")
 # ---------------------------------------------------------------------------------------
 # solve_banded
 
+
 def _band_to_dense_raw(ab, l, u):
     ab = onp.asarray(ab)
     n = ab.shape[-1]
     out = onp.zeros((n, n), dtype=ab.dtype)
-    for k in range(-l, u + 1):          # k = j - i (the k-th diagonal)
+    for k in range(-l, u + 1):  # k = j - i (the k-th diagonal)
         row = u - k
         if k >= 0:
             idx = onp.arange(n - k)
             out[idx, idx + k] = ab[row, k:]
         else:
             idx = onp.arange(n + k)
-            out[idx - k, idx] = ab[row, :n + k]
+            out[idx - k, idx] = ab[row, : n + k]
     return out
 
 
@@ -164,7 +171,7 @@ def _dense_to_band_raw(A, l, u):
             out[row, k:] = A[idx, idx + k]
         else:
             idx = onp.arange(n + k)
-            out[row, :n + k] = A[idx - k, idx]
+            out[row, : n + k] = A[idx - k, idx]
     return out
 
 
@@ -214,14 +221,18 @@ def _syl_vjp_q(g, ans, a, b, q):
     return solve_sylvester(T(a), T(b), g)
 
 
-defvjp_direct(solve_sylvester,
-              lambda g, ans, a, b, q: -anp.matmul(_syl_vjp_q(g, ans, a, b, q), T(ans)),
-              lambda g, ans, a, b, q: -anp.matmul(T(ans), _syl_vjp_q(g, ans, a, b, q)),
-              _syl_vjp_q)
-defjvp(solve_sylvester,
-       lambda t, ans, a, b, q: solve_sylvester(a, b, -anp.matmul(t, ans)),
-       lambda t, ans, a, b, q: solve_sylvester(a, b, -anp.matmul(ans, t)),
-       "same")
+defvjp_direct(
+    solve_sylvester,
+    lambda g, ans, a, b, q: -anp.matmul(_syl_vjp_q(g, ans, a, b, q), T(ans)),
+    lambda g, ans, a, b, q: -anp.matmul(T(ans), _syl_vjp_q(g, ans, a, b, q)),
+    _syl_vjp_q,
+)
+defjvp(
+    solve_sylvester,
+    lambda t, ans, a, b, q: solve_sylvester(a, b, -anp.matmul(t, ans)),
+    lambda t, ans, a, b, q: solve_sylvester(a, b, -anp.matmul(ans, t)),
+    "same",
+)
 
 sqrtm = _namespace["sqrtm"]
 defvjp_direct(sqrtm, lambda g, ans, A, *args, **kwargs: solve_sylvester(T(ans), T(ans), g))
@@ -232,8 +243,7 @@ defjvp(sqrtm, lambda t, ans, A, *args, **kwargs: solve_sylvester(ans, ans, t))
 # solve, inv, det
 
 _solve_raw = _sla.solve
-_SYMMETRIC = frozenset(["sym", "her", "pos", "symmetric", "hermitian", "positive definite",
-                        "pos def"])
+_SYMMETRIC = frozenset(["sym", "her", "pos", "symmetric", "hermitian", "positive definite", "pos def"])
 
 
 def _solve_prim_raw(a, b, **kwargs):
@@ -248,24 +258,21 @@ def _solve_vjp_b(g, ans, a, b, **kwargs):
     return _solve(T(a), g, **kwargs)
 
 
-defvjp_direct(_solve, lambda g, ans, a, b, **kw: -_outer_right(_solve_vjp_b(g, ans, a, b, **kw), ans),
-              _solve_vjp_b)
+defvjp_direct(_solve, lambda g, ans, a, b, **kw: -_outer_right(_solve_vjp_b(g, ans, a, b, **kw), ans), _solve_vjp_b)
 defjvp(_solve, lambda t, ans, a, b, **kw: _solve(a, -anp.matmul(t, ans), **kw), "same")
 
 
-def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
-          assume_a=None, transposed=False):
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None, transposed=False):
     """scipy.linalg.solve with gradients w.r.t. ``a`` and ``b`` (2-d ``a``)."""
     kw = dict(lower=lower, check_finite=check_finite)
     if assume_a is not None:
         kw["assume_a"] = assume_a
     if not (isbox(a) or isbox(b)):
-        return _solve_raw(a, b, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
-                          transposed=transposed, **kw)
+        return _solve_raw(a, b, overwrite_a=overwrite_a, overwrite_b=overwrite_b, transposed=transposed, **kw)
     if transposed:
         a = T(a)
     if assume_a in _SYMMETRIC:
-        a = _seen(a, lower)   # what SciPy reads: one triangle
+        a = _seen(a, lower)  # what SciPy reads: one triangle
     return _solve(a, b, **kw)
 
 
@@ -289,6 +296,7 @@ defjvp(det, lambda t, ans, a, *args, **kw: ans * anp.sum(T(inv(a)) * t, axis=(-2
 # ---------------------------------------------------------------------------------------
 # cholesky, cho_factor, cho_solve
 
+
 def _chol_lower_raw(a):
     return _sla.cholesky(a, lower=True)
 
@@ -306,16 +314,16 @@ def _phi(x):
 def _chol_vjp(g, ans, a):
     L = ans
     P = _phi(anp.matmul(T(L), g))
-    W = solve_triangular(L, P, trans=1, lower=True)                 # L^-T P
-    Z = T(solve_triangular(L, T(W), trans=1, lower=True))           # L^-T P L^-1
+    W = solve_triangular(L, P, trans=1, lower=True)  # L^-T P
+    Z = T(solve_triangular(L, T(W), trans=1, lower=True))  # L^-T P L^-1
     return _seen_adjoint(Z, True)
 
 
 def _chol_jvp(t, ans, a):
     L = ans
     S = _seen(t, True)
-    V = solve_triangular(L, S, lower=True)                          # L^-1 S
-    Y = T(solve_triangular(L, T(V), lower=True))                    # L^-1 S L^-T
+    V = solve_triangular(L, S, lower=True)  # L^-1 S
+    Y = T(solve_triangular(L, T(V), lower=True))  # L^-1 S L^-T
     return anp.matmul(L, _phi(Y))
 
 
@@ -385,6 +393,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 # ---------------------------------------------------------------------------------------
 # expm and expm_frechet
 
+
 def _blocks_raw(a, b, c, d):
     """The block matrix [[a, b], [c, d]] of n x n blocks (None = a zero block)."""
     n = next(onp.shape(x)[-1] for x in (a, b, c, d) if x is not None)
@@ -392,7 +401,7 @@ def _blocks_raw(a, b, c, d):
     out = onp.zeros((2 * n, 2 * n), dtype=dtype)
     for x, (i, j) in zip((a, b, c, d), ((0, 0), (0, 1), (1, 0), (1, 1))):
         if x is not None:
-            out[i * n:(i + 1) * n, j * n:(j + 1) * n] = x
+            out[i * n : (i + 1) * n, j * n : (j + 1) * n] = x
     return out
 
 
@@ -402,7 +411,7 @@ blocks = primitive(_blocks_raw)
 
 def _block(M, i, j):
     n = onp.shape(getval(M))[-1] // 2
-    return M[i * n:(i + 1) * n, j * n:(j + 1) * n]
+    return M[i * n : (i + 1) * n, j * n : (j + 1) * n]
 
 
 def _blocks_vjp(i, j):
@@ -414,6 +423,7 @@ def _blocks_jvp(k):
         parts = [None, None, None, None]
         parts[k] = t
         return blocks(*parts)
+
     return jvp
 
 
@@ -449,8 +459,7 @@ defjvp(expm, lambda t, ans, A: _frechet(A, t))
 def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
     """scipy.linalg.expm_frechet with gradients w.r.t. ``A`` and ``E`` (to any order)."""
     if not (isbox(A) or isbox(E)):
-        return _sla.expm_frechet(A, E, method=method, compute_expm=compute_expm,
-                                 check_finite=check_finite)
+        return _sla.expm_frechet(A, E, method=method, compute_expm=compute_expm, check_finite=check_finite)
     L = _frechet(A, E)
     return (expm(A), L) if compute_expm else L
 
@@ -458,11 +467,12 @@ def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
 # ---------------------------------------------------------------------------------------
 # lu_factor and lu_solve
 
+
 def _perm_from_piv(piv):
     perm = onp.arange(len(piv))
     for i, p in enumerate(piv):
         perm[i], perm[p] = perm[p], perm[i]
-    return perm                      # A[perm] = L @ U
+    return perm  # A[perm] = L @ U
 
 
 def _lu_raw(a):
@@ -489,20 +499,18 @@ def _lu_perm(a):
 def _lu_vjp(g, ans, a):
     n = _n(a)
     perm = _lu_perm(a)
-    K = anp.matmul(T(_L_of(ans)), g) * _mask(n, "strict_lower") + \
-        anp.matmul(g, T(_U_of(ans))) * _mask(n, "upper")
-    W = solve_triangular(ans, K, trans=1, lower=True, unit_diagonal=True)      # L^-T K
-    W = T(solve_triangular(ans, T(W), lower=False))                            # ... U^-T
+    K = anp.matmul(T(_L_of(ans)), g) * _mask(n, "strict_lower") + anp.matmul(g, T(_U_of(ans))) * _mask(n, "upper")
+    W = solve_triangular(ans, K, trans=1, lower=True, unit_diagonal=True)  # L^-T K
+    W = T(solve_triangular(ans, T(W), lower=False))  # ... U^-T
     return W[onp.argsort(perm)]
 
 
 def _lu_jvp(t, ans, a):
     n = _n(a)
     perm = _lu_perm(a)
-    F = solve_triangular(ans, t[perm], lower=True, unit_diagonal=True)        # L^-1 P dA
-    F = T(solve_triangular(ans, T(F), trans=1, lower=False))                   # ... U^-1
-    return anp.matmul(_L_of(ans), F * _mask(n, "strict_lower")) + \
-        anp.matmul(F * _mask(n, "upper"), _U_of(ans))
+    F = solve_triangular(ans, t[perm], lower=True, unit_diagonal=True)  # L^-1 P dA
+    F = T(solve_triangular(ans, T(F), trans=1, lower=False))  # ... U^-1
+    return anp.matmul(_L_of(ans), F * _mask(n, "strict_lower")) + anp.matmul(F * _mask(n, "upper"), _U_of(ans))
 
 
 defvjp_direct(_lu_packed, _lu_vjp)
@@ -535,15 +543,13 @@ def _lus_vjp_lu(g, ans, lu, b, piv, trans):
     gb = _lus_vjp_b(g, ans, lu, b, piv, trans)
     gA = -_outer_right(gb, ans) if tr == 0 else -_outer_right(ans, gb)
     G = gA[_perm_from_piv(piv)]
-    return anp.matmul(G, T(_U_of(lu))) * _mask(n, "strict_lower") + \
-        anp.matmul(T(_L_of(lu)), G) * _mask(n, "upper")
+    return anp.matmul(G, T(_U_of(lu))) * _mask(n, "strict_lower") + anp.matmul(T(_L_of(lu)), G) * _mask(n, "upper")
 
 
 def _lus_jvp_lu(t, ans, lu, b, piv, trans):
     n = _n(lu)
     tr = _trans_code(trans)
-    dA = anp.matmul(t * _mask(n, "strict_lower"), _U_of(lu)) + \
-        anp.matmul(_L_of(lu), t * _mask(n, "upper"))
+    dA = anp.matmul(t * _mask(n, "strict_lower"), _U_of(lu)) + anp.matmul(_L_of(lu), t * _mask(n, "upper"))
     dA = dA[onp.argsort(_perm_from_piv(piv))]
     op = dA if tr == 0 else T(dA)
     return _lu_solve(lu, -anp.matmul(op, ans), piv, tr)
@@ -557,13 +563,13 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """scipy.linalg.lu_solve with gradients w.r.t. the packed factor and ``b``."""
     lu, piv = lu_and_piv
     if not (isbox(lu) or isbox(b)):
-        return _sla.lu_solve((lu, piv), b, trans=trans, overwrite_b=overwrite_b,
-                             check_finite=check_finite)
+        return _sla.lu_solve((lu, piv), b, trans=trans, overwrite_b=overwrite_b, check_finite=check_finite)
     return _lu_solve(lu, b, onp.asarray(piv), _trans_code(trans))
 
 
 # ---------------------------------------------------------------------------------------
 # eigh (real symmetric, standard problem)
+
 
 def _eigh_w_raw(a, lower):
     return _sla.eigh(a, lower=lower, eigvals_only=True)
@@ -581,7 +587,7 @@ _eigh_v = primitive(_eigh_v_raw)
 def _eig_F(w):
     n = onp.shape(getval(w))[-1]
     eye = onp.eye(n)
-    diff = anp.reshape(w, (1, n)) - anp.reshape(w, (n, 1))     # w_j - w_i
+    diff = anp.reshape(w, (1, n)) - anp.reshape(w, (n, 1))  # w_j - w_i
     return (1.0 - eye) / (diff + eye)
 
 
@@ -620,12 +626,21 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, **kwargs):
     if not isbox(a) and not isbox(b):
         return _sla.eigh(a, b, lower=lower, eigvals_only=eigvals_only, **kwargs)
     if b is not None or any(k.startswith("subset") for k in kwargs):
-        raise NotImplementedError("fastgrad.scipy.linalg.eigh differentiates only the standard "
-                                  "problem (b=None) with the full spectrum")
+        raise NotImplementedError(
+            "fastgrad.scipy.linalg.eigh differentiates only the standard problem (b=None) with the full spectrum"
+        )
     w = _eigh_w(a, bool(lower))
     return w if eigvals_only else (w, _eigh_v(a, bool(lower)))
 
 
-_namespace.update(solve=solve, cholesky=cholesky, cho_factor=cho_factor, cho_solve=cho_solve,
-                  expm_frechet=expm_frechet, lu_factor=lu_factor, lu_solve=lu_solve, eigh=eigh)
+_namespace.update(
+    solve=solve,
+    cholesky=cholesky,
+    cho_factor=cho_factor,
+    cho_solve=cho_solve,
+    expm_frechet=expm_frechet,
+    lu_factor=lu_factor,
+    lu_solve=lu_solve,
+    eigh=eigh,
+)
 __all__ = sorted(_namespace)

@@ -9,6 +9,7 @@ then the convolved axes.  ``mode`` is 'full', 'valid' or 'same' as in
 scipy.signal.convolve ('valid' needs one array at least as large as the other along every
 convolved axis; 'same' is centred on ``A``).
 """
+
 import numpy as onp
 
 from ..core import def_linear, defjvp, defvjp_direct
@@ -43,8 +44,8 @@ def _full_conv(A, B, cA, cB, dA, dB, iA, iB):
     A = onp.transpose(A, iA + dA + cA)
     B = onp.transpose(B, iB + dB + cB)
     nI_A, nI_B, nd, nc = len(iA), len(iB), len(dA), len(cA)
-    a_conv = A.shape[nI_A + nd:]
-    b_conv = B.shape[nI_B + nd:]
+    a_conv = A.shape[nI_A + nd :]
+    b_conv = B.shape[nI_B + nd :]
     out_conv = tuple(a + b - 1 for a, b in zip(a_conv, b_conv))
     dtype = onp.result_type(A.dtype, B.dtype)
     out = onp.zeros(A.shape[:nI_A] + B.shape[:nI_B] + out_conv, dtype=dtype)
@@ -56,8 +57,7 @@ def _full_conv(A, B, cA, cB, dA, dB, iA, iB):
         # (iA, cA..., iB) after tensordot over the dot axes
         term = onp.tensordot(A, Bk, axes=(dot_a, dot_b))
         # move the iB axes before the conv axes of A
-        perm = list(range(nI_A)) + list(range(nI_A + nc, nI_A + nc + nI_B)) + \
-            list(range(nI_A, nI_A + nc))
+        perm = list(range(nI_A)) + list(range(nI_A + nc, nI_A + nc + nI_B)) + list(range(nI_A, nI_A + nc))
         term = onp.transpose(term, perm)
         window = lead + tuple(slice(p, p + n) for p, n in zip(pos, a_conv))
         out[window] += term
@@ -73,8 +73,9 @@ def _crop(shapeA_conv, shapeB_conv, mode):
             return [(b - 1, a) for a, b in zip(shapeA_conv, shapeB_conv)]
         if all(b >= a for a, b in zip(shapeA_conv, shapeB_conv)):
             return [(a - 1, b) for a, b in zip(shapeA_conv, shapeB_conv)]
-        raise ValueError("convolve: in 'valid' mode one array must be at least as large as "
-                         "the other along every convolved axis")
+        raise ValueError(
+            "convolve: in 'valid' mode one array must be at least as large as the other along every convolved axis"
+        )
     if mode == "same":
         return [((b - 1) // 2, (b - 1) // 2 + a) for a, b in zip(shapeA_conv, shapeB_conv)]
     raise ValueError("convolve: mode must be 'full', 'valid' or 'same', not {!r}".format(mode))
@@ -127,6 +128,7 @@ def _opts(axes=None, dot_axes=((), ()), mode="full"):
 def _grad(which):
     """The VJP w.r.t. A (which=0) or B (which=1): a 'valid' convolution of the padded
     cotangent with the other argument flipped along its convolved axes."""
+
     def vjp(g, ans, A, B, *args, **kwargs):
         axes, dot_axes, mode = _opts(*args, **kwargs)
         sA, sB = onp.shape(getval(A)), onp.shape(getval(B))
@@ -140,15 +142,14 @@ def _grad(which):
         g_conv = list(range(nI_A + nI_B, nI_A + nI_B + nc))
         if which == 0:
             me_i, me_d, me_c, other, o_c, o_i, o_d = iA, dA, cA, B, cB, iB, dB
-            g_other = list(range(nI_A, nI_A + nI_B))      # g's axes of B's "other" axes
+            g_other = list(range(nI_A, nI_A + nI_B))  # g's axes of B's "other" axes
         else:
             me_i, me_d, me_c, other, o_c, o_i, o_d = iB, dB, cB, A, cA, iA, dA
             g_other = list(range(nI_A))
         flipped = anp.flip(other, axis=tuple(o_c)) if o_c else other
         # result layout: (g's remaining axes = my "other" axes, other's remaining axes =
         # its dot axes in increasing order, conv axes)
-        res = convolve(g, flipped, axes=(g_conv, list(o_c)), dot_axes=(g_other, list(o_i)),
-                       mode="valid")
+        res = convolve(g, flipped, axes=(g_conv, list(o_c)), dot_axes=(g_other, list(o_i)), mode="valid")
         o_d_sorted = sorted(o_d)
         partner = {od: md for od, md in zip(o_d, me_d)}
         layout = list(me_i) + [partner[od] for od in o_d_sorted] + list(me_c)
@@ -156,6 +157,7 @@ def _grad(which):
         if list(perm) != list(range(len(perm))):
             res = anp.transpose(res, tuple(int(p) for p in perm))
         return res
+
     return vjp
 
 

@@ -9,6 +9,7 @@ integer orders) have no rule: differentiating w.r.t. them raises NotImplementedE
 The SciPy ufuncs are also registered with fastgrad.numpy, so calling the plain SciPy ufunc
 (``scipy.special.erf(x)``) on a traced value is traced too.
 """
+
 import math
 
 import numpy as onp
@@ -87,8 +88,7 @@ def _beta_partial_b(ans, a, b):
 
 
 def_elementwise(beta, _beta_partial_a, _beta_partial_b)
-def_elementwise(betaln, lambda ans, a, b: digamma(a) - digamma(a + b),
-                lambda ans, a, b: digamma(b) - digamma(a + b))
+def_elementwise(betaln, lambda ans, a, b: digamma(a) - digamma(a + b), lambda ans, a, b: digamma(b) - digamma(a + b))
 
 
 def _betainc_partial_x(ans, a, b, x):
@@ -123,8 +123,7 @@ def_elementwise(i0, lambda ans, x: i1(x))
 def_elementwise(i1, lambda ans, x: 0.5 * (i0(x) + iv(2, x)))
 def_elementwise(iv, MISSING, lambda ans, v, x: 0.5 * (iv(v - 1, x) + iv(v + 1, x)))
 # ive(v, x) = iv(v, x) * exp(-|x|) for real x
-def_elementwise(ive, MISSING,
-                lambda ans, v, x: 0.5 * (ive(v - 1, x) + ive(v + 1, x)) - anp.sign(x) * ans)
+def_elementwise(ive, MISSING, lambda ans, v, x: 0.5 * (ive(v - 1, x) + ive(v + 1, x)) - anp.sign(x) * ans)
 
 # ---------------------------------------------------------------------------------------
 # Error functions, logistic functions, normal distribution functions
@@ -152,6 +151,7 @@ def_elementwise(entr, lambda ans, x: -(anp.log(x) + 1.0))
 
 # ---------------------------------------------------------------------------------------
 # Reductions along axes: logsumexp, softmax, log_softmax
+
 
 def _kept_shape(full_shape, axis):
     nd = len(full_shape)
@@ -241,8 +241,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     Differentiable w.r.t. ``a`` and ``b`` (also when ``b`` is passed by keyword); with
     ``return_sign=True`` returns ``(log|sum|, sign)`` and the sign has no gradient."""
     if return_sign:
-        sign = _sps.logsumexp(getval(a), axis=axis, b=None if b is None else getval(b),
-                              keepdims=keepdims, return_sign=True)[1]
+        sign = _sps.logsumexp(
+            getval(a), axis=axis, b=None if b is None else getval(b), keepdims=keepdims, return_sign=True
+        )[1]
         return _logsumexp_abs(a, b, axis, keepdims), sign
     return _logsumexp(a, b, axis, keepdims)
 
@@ -268,6 +269,6 @@ def _log_softmax_jvp(t, ans, x, axis=None):
 
 
 defvjp_direct(_softmax, _softmax_vjp)
-defjvp(_softmax, _softmax_vjp)   # the Jacobian of softmax is symmetric
+defjvp(_softmax, _softmax_vjp)  # the Jacobian of softmax is symmetric
 defvjp_direct(_log_softmax, _log_softmax_vjp)
 defjvp(_log_softmax, _log_softmax_jvp)

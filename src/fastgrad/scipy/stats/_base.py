@@ -16,11 +16,13 @@ the standardized log density ``l(z; shapes)``,
 
 A family therefore only provides l'(z) and dl/dshape, written with traced functions.
 """
+
 import numpy as onp
 
 from ...numpy import numpy_wrapper as anp
 from ...tracer import getval, primitive
-from .._util import MISSING, def_elementwise, make_wrapper  # noqa: F401  (make_wrapper: used by the distribution modules)
+from .._util import MISSING, def_elementwise, make_wrapper
+
 
 def _named(f, name):
     f.__name__ = f.__qualname__ = name
@@ -49,6 +51,7 @@ class LocScaleFamily:
 
         def raw(x, *rest):
             return f(x, *rest[:k], loc=rest[k], scale=rest[k + 1])
+
         return primitive(_named(raw, method))
 
     def wrappers(self):
@@ -56,18 +59,20 @@ class LocScaleFamily:
         out = {}
         for m in self.METHODS:
             doc = "{}.{}({}) with gradients; see scipy.stats.{}.{}".format(
-                self.dist.name, m, ", ".join(params), self.dist.name, m)
+                self.dist.name, m, ", ".join(params), self.dist.name, m
+            )
             out[m] = make_wrapper(m, params, (0.0, 1.0), self.prims[m], doc)
         return out
 
     # ---- the rules ----------------------------------------------------------------------
     def _split(self, args):
         k = len(self.shapes)
-        x, shapes, loc, scale = args[0], args[1:1 + k], args[1 + k], args[2 + k]
+        x, shapes, loc, scale = args[0], args[1 : 1 + k], args[1 + k], args[2 + k]
         return x, shapes, loc, scale, (x - loc) / scale
 
     def _logpdf_partials(self):
         """d logpdf / d (x, shapes..., loc, scale) as functions of (ans, *args)."""
+
         def px(ans, *args):
             x, sh, loc, scale, z = self._split(args)
             return self.dz(z, *sh) / scale
@@ -86,7 +91,9 @@ class LocScaleFamily:
             def p(ans, *args):
                 x, sh, loc, scale, z = self._split(args)
                 return self.dshapes[i](z, *sh)
+
             return p
+
         return [px] + [pshape(i) for i in range(len(self.shapes))] + [ploc, pscale]
 
     def _rules(self):
@@ -98,21 +105,24 @@ class LocScaleFamily:
                 return MISSING
 
             def q(ans, *args):
-                if onp.any(getval(ans) == 0):   # outside the support: zero, not 0 * inf
+                if onp.any(getval(ans) == 0):  # outside the support: zero, not 0 * inf
                     with onp.errstate(invalid="ignore", divide="ignore"):
                         d = ans * p(ans, *args)
                     return anp.where3(getval(ans) > 0, d, 0.0)
                 return ans * p(ans, *args)
+
             return q
+
         def_elementwise(self.prims["pdf"], *[times_pdf(p) for p in logpdf_parts])
 
         logpdf = self.prims["logpdf"]
         # cdf-like methods: partial = sign * weight(ans, args) * (1, dF/dshape, -1, -z)
         for method, sign, weight in (
-                ("cdf", 1.0, lambda ans, args: anp.exp(logpdf(*args))),
-                ("sf", -1.0, lambda ans, args: anp.exp(logpdf(*args))),
-                ("logcdf", 1.0, lambda ans, args: anp.exp(logpdf(*args) - ans)),
-                ("logsf", -1.0, lambda ans, args: anp.exp(logpdf(*args) - ans))):
+            ("cdf", 1.0, lambda ans, args: anp.exp(logpdf(*args))),
+            ("sf", -1.0, lambda ans, args: anp.exp(logpdf(*args))),
+            ("logcdf", 1.0, lambda ans, args: anp.exp(logpdf(*args) - ans)),
+            ("logsf", -1.0, lambda ans, args: anp.exp(logpdf(*args) - ans)),
+        ):
             self._cdf_rules(self.prims[method], sign, weight, method.startswith("log"))
 
     def _cdf_rules(self, prim, sign, weight, is_log):
@@ -135,7 +145,9 @@ class LocScaleFamily:
                 x, sh, loc, scale, z = self._split(args)
                 d = sign * dF(z, *sh)
                 return d * anp.exp(-ans) if is_log else d
+
             return p
+
         def_elementwise(prim, px, *[pshape(i) for i in range(len(self.shapes))], ploc, pscale)
 
 

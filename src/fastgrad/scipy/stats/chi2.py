@@ -3,6 +3,7 @@
 pdf/logpdf: differentiable w.r.t. x, df, loc, scale.  cdf/logcdf/sf/logsf: w.r.t. x, loc
 and scale; not w.r.t. ``df`` (SciPy has no derivative of the incomplete gamma function with
 respect to its parameter)."""
+
 import math
 
 import scipy.stats as _st
@@ -13,6 +14,9 @@ from ._base import LocScaleFamily, install
 
 _HALF_LOG2 = 0.5 * math.log(2.0)
 family = LocScaleFamily(
-    _st.chi2, ["df"], dz=lambda z, df: (0.5 * df - 1.0) / z - 0.5,
-    dshapes=[lambda z, df: 0.5 * anp.log(z) - _HALF_LOG2 - 0.5 * digamma(0.5 * df)])
+    _st.chi2,
+    ["df"],
+    dz=lambda z, df: (0.5 * df - 1.0) / z - 0.5,
+    dshapes=[lambda z, df: 0.5 * anp.log(z) - _HALF_LOG2 - 0.5 * digamma(0.5 * df)],
+)
 __all__ = install(globals(), family)

@@ -3,6 +3,7 @@
 
 ``x`` holds the components along its first axis, as in SciPy (shape (k,) or (k, n)); a
 ``x`` with k - 1 components gets the last one filled in as 1 - sum (differentiably)."""
+
 import scipy.stats as _st
 import numpy as onp
 
@@ -19,6 +20,7 @@ def _raw(method):
 
     def raw(x, alpha):
         return f(x, alpha)
+
     raw.__name__ = raw.__qualname__ = method
     return primitive(raw)
 
@@ -43,6 +45,7 @@ def _dalpha(ans, x, alpha):
 
 def _rules(prim, scale):
     """``scale(ans)``: 1 for logpdf, the pdf for pdf."""
+
     def vjp_x(g, ans, x, alpha):
         return unbroadcast(g * scale(ans) * _dx(ans, x, alpha), x)
 
@@ -57,6 +60,7 @@ def _rules(prim, scale):
 
     def jvp_alpha(t, ans, x, alpha):
         return match(scale(ans) * anp.sum(_col(t, x) * _dalpha(ans, x, alpha), axis=0), ans)
+
     defvjp_direct(prim, vjp_x, vjp_alpha)
     defjvp(prim, jvp_x, jvp_alpha)
 

@@ -1,5 +1,6 @@
 """fastgrad.scipy.stats.logistic: the logistic distribution, differentiable w.r.t. x, loc
 and scale (pdf, logpdf, cdf, logcdf, sf, logsf)."""
+
 import scipy.stats as _st
 
 from ...numpy import numpy_wrapper as anp

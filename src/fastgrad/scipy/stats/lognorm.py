@@ -1,5 +1,6 @@
 """fastgrad.scipy.stats.lognorm: the log-normal distribution, differentiable w.r.t. x, s,
 loc and scale in every method (pdf, logpdf, cdf, logcdf, sf, logsf)."""
+
 import math
 
 import scipy.stats as _st
@@ -20,7 +21,7 @@ def _ds(z, s):
 
 
 def _dcdf_ds(z, s):
-    u = anp.log(z) / s       # cdf = Phi(u)
+    u = anp.log(z) / s  # cdf = Phi(u)
     return -anp.exp(-0.5 * u * u - _LOG_SQRT_2PI) * u / s
 
 

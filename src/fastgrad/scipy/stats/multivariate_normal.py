@@ -6,6 +6,7 @@
 diagonal) is accepted as in SciPy.  The rules assume a nonsingular ``cov`` (with
 ``allow_singular=True`` and a singular ``cov`` the values are SciPy's but there is no
 gradient w.r.t. ``cov``)."""
+
 import scipy.stats as _st
 import numpy as onp
 

@@ -1,5 +1,6 @@
 """fastgrad.scipy.stats.poisson: the Poisson distribution (pmf, logpmf, cdf, logcdf, sf,
 logsf), differentiable w.r.t. ``mu``.  ``k`` and ``loc`` are integers: no derivative."""
+
 import scipy.stats as _st
 import numpy as onp
 
@@ -17,6 +18,7 @@ def _primitive(method):
 
     def raw(k, mu, loc):
         return f(k, mu, loc=loc)
+
     raw.__name__ = raw.__qualname__ = method
     return primitive(raw)
 
@@ -50,6 +52,7 @@ def _d_cdf(sign, is_log):
         if onp.any(m < 0):
             val = anp.where3(m >= 0, val, 0.0)
         return val
+
     return d
 
 
@@ -61,6 +64,7 @@ def_elementwise(_prims["sf"], MISSING, _d_cdf(1.0, False), MISSING)
 def_elementwise(_prims["logsf"], MISSING, _d_cdf(1.0, True), MISSING)
 
 for _m in _METHODS:
-    globals()[_m] = make_wrapper(_m, ["k", "mu", "loc"], (0,), _prims[_m],
-                                 "poisson.{}(k, mu, loc=0) with gradients w.r.t. mu".format(_m))
+    globals()[_m] = make_wrapper(
+        _m, ["k", "mu", "loc"], (0,), _prims[_m], "poisson.{}(k, mu, loc=0) with gradients w.r.t. mu".format(_m)
+    )
 __all__ = list(_METHODS)
