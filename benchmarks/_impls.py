@@ -9,6 +9,7 @@ from importlib import metadata
 import numpy as onp
 
 import asv_scenarios
+import peers
 import workloads
 from hand import HAND as _HAND_W
 
@@ -16,12 +17,15 @@ HAND = {**_HAND_W, **asv_scenarios.HAND, **{v: _HAND_W[w] for v, w in workloads.
 # Every case the harnesses know, in report order: PERF.md's W1-W9, their fastgrad variants,
 # autograd's asv scenarios, the scaling chain.  make_case(cid, np) -> (fun, args, argnum) for any.
 CASES = tuple(workloads.WORKLOADS) + tuple(workloads.VARIANTS) + asv_scenarios.ASV + asv_scenarios.SCALING
+MIXED_SMALL = "mixed-small"  # x**2 at 2.0: the small gradient of the mixed case (mixed.py)
 
 TOLERANCE = 1e-10  # PERF.md: every benchmark checks its gradient against autograd's to this
 
 # "fastgrad-compiled" and "fastgrad-pure" are one library with two engines; which one is loaded is
 # decided by FASTGRAD_PURE in the environment before `import fastgrad` (run.py sets it per worker).
 IMPLS = ("hand", "fastgrad-compiled", "fastgrad-pure", "autograd")
+# Other systems, optional (peers/): each in its own idiom, skipped when not installed.
+PEER_IMPLS = tuple(peers.PEERS)
 
 
 def leaves(g):
@@ -125,6 +129,12 @@ def make_case(cid, np):
     return asv_scenarios.make_case(cid, np)
 
 
+def case_inputs(cid):
+    """The inputs of case ``cid`` as NumPy arrays and floats (fresh ones: the same seed each time),
+    for implementations that convert them to their own types (peers/)."""
+    return make_case(cid, onp)[1]
+
+
 def fastgrad_label():
     """'fastgrad-compiled' or 'fastgrad-pure', from the engine this process actually loaded."""
     import fastgrad
@@ -142,6 +152,10 @@ def gradient_call(impl, wid):
     if impl == "numpy-forward":
         fun, args, _ = make_case(wid, onp)
         return (lambda: fun(*args)), {}
+    if impl in peers.PEERS:
+        if wid not in peers.CASES:
+            raise ValueError(f"{impl} does not implement case {wid}")
+        return peers.gradient_call(impl, wid)
     np, grad, info = load_autodiff(impl)
     fun, args, argnum = make_case(wid, np)
     g = grad(fun, argnum)
