@@ -553,6 +553,8 @@ def rerender(json_path, out, chart, compare=None):
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "command": "python benchmarks/report.py (options not recorded)",
+        "rounds": "?",
+        "min_time": "?",
         "quick": False,
         "steady_malloc": False,
         "elapsed_s": float("nan"),
