@@ -17,15 +17,12 @@ HAND = {**_HAND_W, **asv_scenarios.HAND, **{v: _HAND_W[w] for v, w in workloads.
 # Every case the harnesses know, in report order: PERF.md's W1-W9, their fastgrad variants,
 # autograd's asv scenarios, the scaling chain.  make_case(cid, np) -> (fun, args, argnum) for any.
 CASES = tuple(workloads.WORKLOADS) + tuple(workloads.VARIANTS) + asv_scenarios.ASV + asv_scenarios.SCALING
-MIXED_SMALL = "mixed-small"  # x**2 at 2.0: the small gradient of the mixed case (mixed.py)
 
 TOLERANCE = 1e-10  # PERF.md: every benchmark checks its gradient against autograd's to this
 
 # "fastgrad-compiled" and "fastgrad-pure" are one library with two engines; which one is loaded is
 # decided by FASTGRAD_PURE in the environment before `import fastgrad` (run.py sets it per worker).
 IMPLS = ("hand", "fastgrad-compiled", "fastgrad-pure", "autograd")
-# Other systems, optional (peers/): each in its own idiom, skipped when not installed.
-PEER_IMPLS = tuple(peers.PEERS)
 
 
 def leaves(g):

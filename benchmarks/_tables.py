@@ -393,6 +393,7 @@ def mixed_table(mixed):
         "RSS before W4",
         "RSS after 1st W4",
         "RSS after Nth W4",
+        "1st − before",
         "Nth − 1st",
         "rel err (small, W4)",
     ]
@@ -413,6 +414,7 @@ def mixed_table(mixed):
                 f"{a / b:.2f}x",
                 f"{fmt_time(r['after_n'])} (N = {n})" if "after_n" in r else "—",
                 *(fmt_bytes(x) for x in rss),
+                fmt_bytes(rss[1] - rss[0]) if None not in rss[:2] else "—",
                 fmt_bytes(rss[2] - rss[1]) if None not in rss[1:] else "—",
                 ", ".join(fmt_err(errs.get(c)) for c in ("mixed-small", "W4")),
             ]

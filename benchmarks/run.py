@@ -47,9 +47,11 @@ import subprocess
 import sys
 import time
 
+import peers
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORE_IMPLS = ("fastgrad-compiled", "fastgrad-pure", "autograd", "hand")
-PEER_IMPLS = ("torch", "mygrad", "jax", "jax-jit")  # peers/: optional, skipped when not installed
+PEER_IMPLS = tuple(peers.PEERS)  # torch, mygrad, jax, jax-jit: optional, skipped when not installed
 ALL_IMPLS = CORE_IMPLS + PEER_IMPLS  # the alternation order
 BLAS_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
@@ -290,8 +292,6 @@ class _Session:
             r["calls"].append(rep["calls"])
 
     def memory(self, cid, impl):
-        import peers
-
         if impl in peers.UNTRACED:
             return  # its buffers are not NumPy's: tracemalloc would see next to nothing
         rep = self.ask(cid, impl, cmd="memory", case=cid)
