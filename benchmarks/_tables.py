@@ -306,9 +306,10 @@ def checks(results):
 
 def checks_section(cs, wording=mark):
     failed = [c for c in cs if c[2] is False]
-    head = f"{len(cs) - len(failed)} of {len(cs)} checks pass" + (
-        "." if not failed else f"; missed: {', '.join(c[0] for c in failed)}."
-    )
+    unknown = [c for c in cs if c[2] is None]
+    head = f"{len(cs) - len(failed) - len(unknown)} of {len(cs)} checks pass"
+    head += f"; {len(unknown)} not measured" if unknown else ""
+    head += "." if not failed else f"; missed: {', '.join(c[0] for c in failed)}."
     return head + "\n\n" + _table(["check", "value", ""], [[d, v, wording(ok)] for d, v, ok in cs])
 
 

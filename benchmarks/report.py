@@ -488,7 +488,7 @@ def render(data, out, chart, compare=None):
     if main_res:
         parts += [f"## Summary ({main_mode} mode)", summary_table(main_res, isolated)]
     c16 = issue16_checks(main_res, mixed_res)
-    parts += [f"## Issue #16 acceptance (fastgrad compiled, {main_mode} mode)"]
+    parts += ["## Issue #16 acceptance (fastgrad compiled" + (f", {main_mode} mode)" if main_res else ")")]
     mt = mixed_table(mixed_res)
     if mt:
         n = next((r.get("big_calls") for r in mixed_res.values() if r.get("big_calls")), None)
