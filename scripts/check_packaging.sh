@@ -27,17 +27,19 @@ fi
 case "$work/" in "$repo"/*) echo "packaging: the work directory must be outside the checkout" >&2; exit 2 ;; esac
 
 die() { echo "packaging: FAILED: $*" >&2; exit 1; }
+# pip names every missing local index directory of this machine's configuration: not ours
+quiet_pip() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
 step_start=$SECONDS
 step() { echo "packaging: $* ($((SECONDS - step_start)) s so far)"; }
 
 fresh_venv() {  # fresh_venv DIR: a new virtual environment with an up-to-date pip
     "$PYTHON" -m venv "$1"
-    "$1/bin/python" -m pip install --quiet --upgrade pip
+    quiet_pip "$1/bin/python" -m pip install --quiet --upgrade pip
 }
 
 # ---- 1. build ------------------------------------------------------------------------------
 fresh_venv "$work/tools"
-"$work/tools/bin/python" -m pip install --quiet build twine
+quiet_pip "$work/tools/bin/python" -m pip install --quiet build twine
 step "building the sdist and, from it, the wheel"
 (cd "$repo" && "$work/tools/bin/python" -m build --outdir "$work/dist" . >"$work/build.log" 2>&1) \
     || { tail -40 "$work/build.log" >&2; die "python -m build (log above)"; }
@@ -116,7 +118,7 @@ smoke() {  # smoke VENV LABEL: the smoke test, run from outside the checkout
 
 step "installing the wheel into a fresh environment"
 fresh_venv "$work/venv-wheel"
-"$work/venv-wheel/bin/python" -m pip install --quiet "$wheel"
+quiet_pip "$work/venv-wheel/bin/python" -m pip install --quiet "$wheel"
 smoke "$work/venv-wheel" wheel
 
 step "installing the sdist into a fresh environment (compiles again)"
