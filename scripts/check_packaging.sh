@@ -97,6 +97,11 @@ for data in ["fastgrad/py.typed", "fastgrad/_core.pyi", "fastgrad/differential_o
     if data not in in_wheel:
         problems.append(f"wheel lacks {data}")
 problems += [f"wheel ships generated C {n}" for n in sorted(in_wheel) if n.endswith(".c")]
+dist_info = os.path.basename(wheel).split("-")[0] + "-" + os.path.basename(wheel).split("-")[1] + ".dist-info/"
+problems += [f"wheel ships {n}, outside the package" for n in sorted(in_wheel)
+             if not (n.startswith("fastgrad/") or n.startswith(dist_info))]
+if dist_info + "licenses/LICENSE" not in in_wheel:
+    problems.append("wheel lacks the licence file")
 
 if problems:
     sys.exit("packaging: FAILED:\n  " + "\n  ".join(problems))
