@@ -105,7 +105,7 @@ def key_lines(source):
         raise ValueError(f"{START} without {END}")
     if not blocks:
         raise ValueError(f"no {START} ... {END} block")
-    return "\n\n# ...\n\n".join(blocks)
+    return "\n\n\n# ...\n\n\n".join(blocks)  # two blank lines: the layout of top-level code
 
 
 def description(source):

@@ -77,7 +77,7 @@ def test_key_lines_rejects_broken_markers():
         gen_gallery.key_lines("x = 1\n")
     assert gen_gallery.key_lines(
         "    # gallery-start\n    a = 1\n    # gallery-end\n# gallery-start\nb\n# gallery-end"
-    ) == ("a = 1\n\n# ...\n\nb")
+    ) == ("a = 1\n\n\n# ...\n\n\nb")
 
 
 def test_readme_shows_a_gallery_picture():
