@@ -126,7 +126,9 @@ def main(
         if verbose:
             where = "%d workers of %s each" % (n_workers, worker_memory) if local_cluster else "this process"
             ratio = data_bytes / _bytes(worker_memory)
-            print(f"dataset {n_rows} x {n_features}: {data_bytes / 2**30:.2f} GiB ({ratio:.1f}x one worker's limit) on {where}")
+            print(
+                f"dataset {n_rows} x {n_features}: {data_bytes / 2**30:.2f} GiB ({ratio:.1f}x one worker's limit) on {where}"
+            )
         X, y = make_data(n_rows, n_features, chunk_rows)
         loss_and_grad = fastgrad.value_and_grad(loss)
         w = onp.zeros(n_features)

@@ -28,9 +28,9 @@ import dask
 import dask.array as da
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import dask_logistic_regression as example  # noqa: E402
+import dask_logistic_regression as example
 
-import fastgrad  # noqa: E402
+import fastgrad
 
 
 def _peak_rss():
@@ -110,14 +110,18 @@ def main():
     args = parser.parse_args()
     limit = dask.utils.parse_bytes(args.worker_memory)
     data = args.rows * (args.features + 1) * 8
-    print(f"Dask: {args.rows} x {args.features} ({data / 2**30:.2f} GiB, {data / limit:.1f}x one worker's limit), "
-          f"2 workers x {args.worker_memory}, best of {args.repeats}")
+    print(
+        f"Dask: {args.rows} x {args.features} ({data / 2**30:.2f} GiB, {data / limit:.1f}x one worker's limit), "
+        f"2 workers x {args.worker_memory}, best of {args.repeats}"
+    )
     rows, rel = cluster_rows(args)
     base = rows[1][1]
     print(f"{'implementation':28s} {'seconds':>8s} {'ratio':>6s} {'peak worker RSS':>16s}")
     for name, seconds, peak in rows:
-        print(f"{name:28s} {seconds:8.2f} {seconds / base:6.2f} {peak / 2**20:12.0f} MiB"
-              f"{'  (over the limit!)' if peak > limit else ''}")
+        print(
+            f"{name:28s} {seconds:8.2f} {seconds / base:6.2f} {peak / 2**20:12.0f} MiB"
+            f"{'  (over the limit!)' if peak > limit else ''}"
+        )
     print(f"gradients agree to {rel:.1e} (relative)")
     print(f"\nNumPy in memory: {args.numpy_rows} x {args.features}, best of {args.repeats}")
     nrows, nrel = numpy_rows(args)

@@ -2,7 +2,7 @@
 
 ``with ComputeCounter() as counter: ...`` counts every graph that Dask's local schedulers
 run inside the block: ``.compute()``, ``float(x)``, ``bool(x)``, ``numpy.asarray(x)``,
-``x.tolist()`` all go through one.  (A ``dask.distributed`` client runs graphs on its
+``int(x)`` all go through one (Dask arrays have no ``tolist``).  (A ``dask.distributed`` client runs graphs on its
 workers, where local callbacks do not fire: count with the local scheduler.)
 """
 

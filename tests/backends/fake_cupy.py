@@ -42,7 +42,9 @@ import types
 
 import numpy as onp
 
-_IMPLICIT_MESSAGE = "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly."
+_IMPLICIT_MESSAGE = (
+    "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly."
+)
 
 # device-to-host copies a program asked for through Python's number protocols, and where
 # (the stack of each, for the tests to say which line of fastgrad asked)

@@ -40,11 +40,20 @@ CATEGORIES = {
     "backend-lacks": ("refused", "the backend has no implementation of a function (its own clear error)"),
     "scatter-add": ("broken", "np.add.at (ufunc.at) in a rule: neither Dask nor CuPy has it"),
     "mut-add": ("broken", "in-place x += y of a backend cotangent into a NumPy array (ArrayVSpace._mut_add)"),
-    "default-kwarg": ("broken", "a default argument passed explicitly (order=, subok=, out=, ...) that the backend rejects"),
+    "default-kwarg": (
+        "broken",
+        "a default argument passed explicitly (order=, subok=, out=, ...) that the backend rejects",
+    ),
     "to-numpy": ("broken", "a rule converts a value to NumPy (np.asarray / float / .tolist) and the backend refuses"),
     "numpy-operand": ("broken", "fastgrad mixes a NumPy array it made (zeros, ones, masks) into backend arrays"),
-    "computes": ("wrong", "building the value or a derivative made Dask compute (a conversion or a Python branch on data)"),
-    "host-sync": ("wrong", "building the value or a derivative copied device data to the host (a Python branch on data)"),
+    "computes": (
+        "wrong",
+        "building the value or a derivative made Dask compute (a conversion or a Python branch on data)",
+    ),
+    "host-sync": (
+        "wrong",
+        "building the value or a derivative copied device data to the host (a Python branch on data)",
+    ),
     "wrong-backend": ("wrong", "a result is not on the backend (a NumPy value came back)"),
     "wrong-value": ("wrong", "a result differs from NumPy's by more than 1e-10 relative"),
     "case-not-portable": ("case", "the case's own code mixes NumPy arrays into device arrays (not fastgrad's doing)"),
@@ -82,8 +91,10 @@ def _bind(case, backend):
 
 def _randn_like(value, rs):
     if isinstance(value, (list, tuple)):
-        return type(value)(_randn_like(v, rs) for v in value) if not hasattr(value, "_fields") else tuple(
-            _randn_like(v, rs) for v in value
+        return (
+            type(value)(_randn_like(v, rs) for v in value)
+            if not hasattr(value, "_fields")
+            else tuple(_randn_like(v, rs) for v in value)
         )
     a = onp.asarray(value)
     if a.dtype.kind not in "fc":
