@@ -114,7 +114,8 @@ def _direct_rule(prim, argnum):
 
 def install():
     """Bind NumPy's loops, then switch on every kernel of FORWARD, OPERATOR_FORWARD and
-    REVERSE whose loop (if it needs one) is bound (no-op on the pure engine)."""
+    REVERSE whose loop (if it needs one) is bound, and switch the others off (no-op on the
+    pure engine)."""
     unary, binary, reverse = _engine.scalar_kernel_names()
     if not reverse:
         return
@@ -127,22 +128,35 @@ def install():
         loop = _engine.scalar_kernel_loop(kernel)
         return loop is None or LOOPS[loop] is None
 
+    forward, backward = {}, {}  # primitive -> (kernel, needs_float64); (rule, argnum) -> (kernel, checks_target)
     for table, needs_float64 in ((FORWARD, False), (OPERATOR_FORWARD, True)):
         for prim, name in table.items():
-            on = name in unary + binary and usable(name)
-            _engine.set_scalar_kernel(prim, name if on else None, needs_float64)
-            if on:
+            if name in unary + binary and usable(name):
+                forward[prim] = (name, needs_float64)
                 ENABLED[(prim, "forward")] = name
     for prim, kernels in REVERSE.items():
         for argnum, name in kernels.items():
             rule = _direct_rule(prim, argnum)
-            if rule is None:
-                continue
-            on = name in reverse and usable(name)
-            # binary rules unbroadcast (and cast) to the argument: its type is checked too
-            _engine.set_scalar_vjp(rule, argnum, name if on else None, prim in _BINARY)
-            if on:
+            if rule is not None and name in reverse and usable(name):
+                # binary rules unbroadcast (and cast) to the argument: its type is checked too
+                backward[(rule, argnum)] = (name, prim in _BINARY)
                 ENABLED[(prim, argnum)] = name
+    _switch(forward, backward)
+
+
+def _switch(forward, backward):
+    """Give each primitive of the tables its kernel in ``forward``, each rule its kernel in
+    ``backward``, and the others none."""
+    for table in (FORWARD, OPERATOR_FORWARD):
+        for prim in table:
+            name, needs_float64 = forward.get(prim, (None, False))
+            _engine.set_scalar_kernel(prim, name, needs_float64)
+    for prim, kernels in REVERSE.items():
+        for argnum in kernels:
+            rule = _direct_rule(prim, argnum)
+            if rule is not None:
+                name, checks_target = backward.get((rule, argnum), (None, False))
+                _engine.set_scalar_vjp(rule, argnum, name, checks_target)
 
 
 install()
