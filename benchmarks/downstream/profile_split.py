@@ -71,20 +71,105 @@ PERF_PARTS = [
     (("vspace", "VSpace", "SequenceBox", "DictBox", "container", "sequence_"), VSPACES, VSPACES),
     (("_vjp_node", "_set_args", "VJPNode___init__", "tp_new_8fastgrad_5_core_VJPNode"), NODES, BWD_CALLS),
     (
-        ("backward", "_accumulate", "_add_to_node", "_rule_cotangent", "rule_for", "_call_with", "toposort", "_release",
-         "_take_root", "_first_contribution", "_node_vjp", "_in_use", "_own", "add_outgrads", "_engine_add", "sparse_add",
-         "_by_generic_add", "_exclusive", "_same_layout", "VJPRule"),
+        (
+            "backward",
+            "_accumulate",
+            "_add_to_node",
+            "_rule_cotangent",
+            "rule_for",
+            "_call_with",
+            "toposort",
+            "_release",
+            "_take_root",
+            "_first_contribution",
+            "_node_vjp",
+            "_in_use",
+            "_own",
+            "add_outgrads",
+            "_engine_add",
+            "sparse_add",
+            "_by_generic_add",
+            "_exclusive",
+            "_same_layout",
+            "VJPRule",
+        ),
         BWD_ENGINE,
         BWD_ENGINE,
     ),
-    (("wrap_util", "_make_vjp", "make_vjp", "_core_trace", "pause_gc", "resume_gc", "GCPause", "fg_cache", "check_output_space", "_reject_integers"), FIXED, FIXED),
-    (("call_primitive", "call_raw", "new_box", "box_binop", "Primitive", "fg_primitive", "fg_call", "argnums_of", "tuple_of", "getval", "_is_box", "isbox", "call_notrace", "ArithmeticBox", "tp_new_8fastgrad_5_core_Box", "Box"), FWD_CALLS, BWD_CALLS),
+    (
+        (
+            "wrap_util",
+            "_make_vjp",
+            "make_vjp",
+            "_core_trace",
+            "pause_gc",
+            "resume_gc",
+            "GCPause",
+            "fg_cache",
+            "check_output_space",
+            "_reject_integers",
+        ),
+        FIXED,
+        FIXED,
+    ),
+    (
+        (
+            "call_primitive",
+            "call_raw",
+            "new_box",
+            "box_binop",
+            "Primitive",
+            "fg_primitive",
+            "fg_call",
+            "argnums_of",
+            "tuple_of",
+            "getval",
+            "_is_box",
+            "isbox",
+            "call_notrace",
+            "ArithmeticBox",
+            "tp_new_8fastgrad_5_core_Box",
+            "Box",
+        ),
+        FWD_CALLS,
+        BWD_CALLS,
+    ),
 ]
-RULE_FILES = ("numpy/numpy_vjps.py", "numpy/numpy_jvps.py", "numpy/_linalg_rules.py", "numpy/_fft_rules.py", "scipy/", "numpy/linalg.py", "numpy/fft.py")
+RULE_FILES = (
+    "numpy/numpy_vjps.py",
+    "numpy/numpy_jvps.py",
+    "numpy/_linalg_rules.py",
+    "numpy/_fft_rules.py",
+    "scipy/",
+    "numpy/linalg.py",
+    "numpy/fft.py",
+)
 VSPACE_FILES = ("numpy/numpy_vspaces.py", "builtins.py", "misc/flatten.py", "core.py:vspace", "core.py:VSpace")
-FIXED_FILES = ("differential_operators.py", "wrap_util.py", "_gc.py", "_drop_in.py", "__init__.py", "util.py", "core.py", "test_util.py")
+FIXED_FILES = (
+    "differential_operators.py",
+    "wrap_util.py",
+    "_gc.py",
+    "_drop_in.py",
+    "__init__.py",
+    "util.py",
+    "core.py",
+    "test_util.py",
+)
 CALL_FILES = ("numpy/numpy_boxes.py", "numpy/numpy_wrapper.py", "tracer.py")
-GC_SYMBOLS = ("gc_collect", "collect", "deduce_unreachable", "move_unreachable", "subtract_refs", "update_refs", "visit_decref", "visit_reachable", "move_legacy_finalizer", "handle_legacy_finalizers", "finalize_garbage", "gc_")
+GC_SYMBOLS = (
+    "gc_collect",
+    "collect",
+    "deduce_unreachable",
+    "move_unreachable",
+    "subtract_refs",
+    "update_refs",
+    "visit_decref",
+    "visit_reachable",
+    "move_legacy_finalizer",
+    "handle_legacy_finalizers",
+    "finalize_garbage",
+    "gc_",
+)
 
 
 # ------------------------------------------------------------------------------------ perf samples
@@ -111,7 +196,19 @@ def perf_samples(perf_data):
 def _perf_owner(sym, dso):
     if "/fastgrad/" in dso:
         return "fastgrad"
-    if any(k in dso for k in ("/numpy/", "/scipy/", "numpy.libs", "scipy.libs", "openblas", "/libm.so", "libgfortran", "libquadmath")):
+    if any(
+        k in dso
+        for k in (
+            "/numpy/",
+            "/scipy/",
+            "numpy.libs",
+            "scipy.libs",
+            "openblas",
+            "/libm.so",
+            "libgfortran",
+            "libquadmath",
+        )
+    ):
         return "compute"
     if "/pandas/" in dso:
         return "pandas"
@@ -186,7 +283,12 @@ def _is_native_frame(path):
     global COMPILED_FILES
     if COMPILED_FILES is None:
         COMPILED_FILES = compiled_fastgrad_files()
-    return path.endswith((".so", ".pyx", ".pxd", ".pxi", ".c", ".h")) or ".so." in path or path.startswith(("0x", "lib")) or path in COMPILED_FILES
+    return (
+        path.endswith((".so", ".pyx", ".pxd", ".pxi", ".c", ".h"))
+        or ".so." in path
+        or path.startswith(("0x", "lib"))
+        or path in COMPILED_FILES
+    )
 
 
 def _file_of(frame):
@@ -244,7 +346,9 @@ def classify_pyspy(raw_path, impl):
                 lost += n  # unwinding lost the Python frames
                 continue
             kept += n
-            in_backward = any(fr.startswith(("backward_pass ", "_core__backward", "_backward_on_nodes")) for fr in frames)
+            in_backward = any(
+                fr.startswith(("backward_pass ", "_core__backward", "_backward_on_nodes")) for fr in frames
+            )
             leaf_file = _file_of(frames[-1])
             if _is_native_frame(leaf_file):
                 if leaf_file.startswith(("numpy", "scipy")) or "openblas" in leaf_file:
@@ -260,7 +364,14 @@ def classify_pyspy(raw_path, impl):
                 inner = next(fr for fr in reversed(py) if _py_owner(_file_of(fr), impl) == "autodiff")
                 parts[_py_part(inner, in_backward)] += n
                 functions[f"{_file_of(inner)}: {inner.rsplit(' (', 1)[0]}"] += n
-    return {"kept": kept, "lost": lost, "python": dict(python), "python_parts": dict(parts), "python_functions": dict(functions), "compute": dict(compute)}
+    return {
+        "kept": kept,
+        "lost": lost,
+        "python": dict(python),
+        "python_parts": dict(parts),
+        "python_functions": dict(functions),
+        "compute": dict(compute),
+    }
 
 
 def combine(perf, spy):
@@ -326,11 +437,45 @@ def run_target(mode, workload, seconds, tmpdir, rate, pyspy, resume=False, perf_
         if proc.poll() is None:
             pid = str(proc.pid)
             perf = subprocess.Popen(
-                ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(perf_rate), "--call-graph", "dwarf,32768", "-p", pid, "-o", perf_data, "--", "sleep", str(seconds)],
+                [
+                    "perf",
+                    "record",
+                    "-q",
+                    "-e",
+                    "cpu-clock",
+                    "-F",
+                    str(perf_rate),
+                    "--call-graph",
+                    "dwarf,32768",
+                    "-p",
+                    pid,
+                    "-o",
+                    perf_data,
+                    "--",
+                    "sleep",
+                    str(seconds),
+                ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-            subprocess.run([pyspy, "record", "--native", "-r", str(rate), "-d", str(int(seconds)), "-f", "raw", "-o", raw, "--pid", pid], capture_output=True)
+            subprocess.run(
+                [
+                    pyspy,
+                    "record",
+                    "--native",
+                    "-r",
+                    str(rate),
+                    "-d",
+                    str(int(seconds)),
+                    "-f",
+                    "raw",
+                    "-o",
+                    raw,
+                    "--pid",
+                    pid,
+                ],
+                capture_output=True,
+            )
             perf.wait()
         proc.wait()
     if not os.path.exists(out_json):
@@ -338,8 +483,16 @@ def run_target(mode, workload, seconds, tmpdir, rate, pyspy, resume=False, perf_
             return {"error": " / ".join(f.read().strip().splitlines()[-3:]) or "no output"}
     with open(out_json) as f:
         out = json.load(f)
-    out["perf"] = classify_perf(perf_data) if os.path.exists(perf_data) else {"total": 0, "owners": {}, "compiled_parts": {}, "compiled_symbols": {}}
-    out["pyspy"] = classify_pyspy(raw, mode) if os.path.exists(raw) else {"kept": 0, "lost": 0, "python": {}, "python_parts": {}, "python_functions": {}, "compute": {}}
+    out["perf"] = (
+        classify_perf(perf_data)
+        if os.path.exists(perf_data)
+        else {"total": 0, "owners": {}, "compiled_parts": {}, "compiled_symbols": {}}
+    )
+    out["pyspy"] = (
+        classify_pyspy(raw, mode)
+        if os.path.exists(raw)
+        else {"kept": 0, "lost": 0, "python": {}, "python_parts": {}, "python_functions": {}, "compute": {}}
+    )
     for path in (perf_data,):
         if os.path.exists(path):
             os.remove(path)  # large; the counts above are what is kept
@@ -386,7 +539,11 @@ def write_report(results, meta, md_path, json_path):
         "autograd's own code (compiled and Python), NumPy work they cause being under NumPy/SciPy.",
         "",
     ]
-    head = "| workload | impl | time per fit | " + " | ".join(CATEGORIES) + f" | **{AUTODIFF}** | ceiling | samples (perf / py-spy kept, lost) |"
+    head = (
+        "| workload | impl | time per fit | "
+        + " | ".join(CATEGORIES)
+        + f" | **{AUTODIFF}** | ceiling | samples (perf / py-spy kept, lost) |"
+    )
     L += [head, "|" + "---|" * (head.count("|") - 1)]
     for w in workloads.WORKLOADS:
         if w.name not in results:
@@ -395,7 +552,10 @@ def write_report(results, meta, md_path, json_path):
         for impl in ("fastgrad", "autograd"):
             p = r.get(impl, {})
             if "shares" not in p:
-                L.append(f"| `{w.name}` | {impl} | **fails**: `{p.get('error', 'no samples')}` |" + " |" * (len(CATEGORIES) + 3))
+                L.append(
+                    f"| `{w.name}` | {impl} | **fails**: `{p.get('error', 'no samples')}` |"
+                    + " |" * (len(CATEGORIES) + 3)
+                )
                 continue
             s = p["shares"]
             per_fit = p["seconds"] / p["fits"]
@@ -407,8 +567,16 @@ def write_report(results, meta, md_path, json_path):
                 ceiling = f"{t_ag / (t_fg * (1 - s[AUTODIFF])):.2f}x (now {t_ag / t_fg:.2f}x)"
             cells = " | ".join(pct(s[c]) for c in CATEGORIES)
             n = f"{p['perf']['total']} / {p['pyspy']['kept']}, {p['pyspy']['lost']}"
-            L.append(f"| `{w.name}` | {impl} | {per_fit * 1e3:.0f} ms | {cells} | **{pct(s[AUTODIFF])}** | {ceiling} | {n} |")
-    L += ["", "## The autodiff's own share, by part", "", "Shares of the whole fit (a row adds up to the autodiff's own share above).", ""]
+            L.append(
+                f"| `{w.name}` | {impl} | {per_fit * 1e3:.0f} ms | {cells} | **{pct(s[AUTODIFF])}** | {ceiling} | {n} |"
+            )
+    L += [
+        "",
+        "## The autodiff's own share, by part",
+        "",
+        "Shares of the whole fit (a row adds up to the autodiff's own share above).",
+        "",
+    ]
     head = "| workload | impl | " + " | ".join(AUTODIFF_PARTS) + " |"
     L += [head, "|" + "---|" * (len(AUTODIFF_PARTS) + 2)]
     for w in workloads.WORKLOADS:
@@ -444,26 +612,95 @@ def write_report(results, meta, md_path, json_path):
         total = p["perf"]["total"] or 1
         python_share = p["perf"]["owners"].get("python", 0) / total
         py_total = sum(p["pyspy"]["python"].values()) or 1
-        rows = [(n / total, "compiled", k) for k, n in p["perf"]["compiled_symbols"].items()]
+        compiled = collections.Counter()
+        for k, n in p["perf"]["compiled_symbols"].items():
+            module, _, sym = k.partition(": ")
+            compiled[f"{module}: {demangle(sym)}"] += n
+        rows = [(n / total, "compiled", k) for k, n in compiled.items()]
         rows += [(python_share * n / py_total, "Python", k) for k, n in p["pyspy"]["python_functions"].items()]
         rows.sort(reverse=True)
         L += [f"### `{w.name}`", "", "| function | kind | share of the fit | calls per fit |", "|---|---|---|---|"]
         for share, kind, key in rows[:12]:
             L.append(f"| `{key}` | {kind} | {100 * share:.1f}% | {_calls_for(key, per_fn)} |")
         L.append("")
+    analysis = ""
+    if os.path.exists(md_path):  # the hand-written analysis below the marker survives a rerun
+        with open(md_path) as f:
+            old = f.read()
+        if ANALYSIS_MARKER in old:
+            analysis = old[old.index(ANALYSIS_MARKER) :]
     with open(md_path, "w") as f:
-        f.write("\n".join(L) + "\n")
+        f.write("\n".join(L) + "\n" + (analysis or ANALYSIS_MARKER + "\n"))
+
+
+ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables above are regenerated -->"
+
+
+def demangle(sym):
+    """A Cython symbol as the Python name it implements: '__pyx_pw_8fastgrad_5numpy_10numpy_vjps_323clip_masks'
+    -> 'clip_masks', '__pyx_f_8fastgrad_5_core_7VJPRule_rule_for' -> 'VJPRule.rule_for'."""
+    import re
+
+    for prefix in (
+        "__pyx_pw_",
+        "__pyx_pf_",
+        "__pyx_f_",
+        "__pyx_tp_new_vectorcall_",
+        "__pyx_tp_new_",
+        "__pyx_tp_dealloc_",
+    ):
+        if sym.startswith(prefix):
+            kind = {"__pyx_tp_new_vectorcall_": "new ", "__pyx_tp_new_": "new ", "__pyx_tp_dealloc_": "dealloc "}.get(
+                prefix, ""
+            )
+            rest, names = sym[len(prefix) :], []
+            while True:  # length-prefixed names: the module path, then classes and enclosing functions
+                m = re.match(r"(\d+)", rest)
+                if not m:
+                    break
+                n, start = int(m.group(1)), len(m.group(1))
+                token, after = rest[start : start + n], rest[start + n : start + n + 1]
+                if len(token) < n or after not in ("_", ""):
+                    break
+                names.append(token)
+                rest = rest[start + n + 1 :]
+            names = [t for t in names if t not in ("fastgrad", "numpy", "scipy", "misc")][1:]  # drop the module
+            rest = re.sub(r"^\d+", "", rest)
+            if rest.startswith("__pyx_scope_struct_"):
+                rest = "closure of " + re.sub(r"^__pyx_scope_struct_\d+_", "", rest)
+            if rest.startswith("__pyx_lambda_funcdef_"):
+                rest = "lambda #" + re.sub(r"^.*lambda", "", rest)  # Cython's index of the module's lambdas
+            return kind + ".".join(names + ([rest] if rest else []))
+    return sym
+
+
+# compiled-engine functions -> the pure engine's function that does the same step
+_PURE_TWIN = {
+    "_call_primitive": "__call__",
+    "_call_raw": "__call__",
+    "_backward_on_nodes": "backward_pass",
+    "_vjp_node": "__init__",
+    "_new_box": "new_box",
+}
 
 
 def _calls_for(key, per_fn):
-    """Calls per fit of a sampled function in the pure-engine count, matched by its name."""
+    """Calls per fit of a sampled function in the pure-engine count, matched by file and name."""
     module, _, name = key.partition(": ")
-    for prefix in ("__pyx_pw_", "__pyx_pf_", "__pyx_f_"):
-        if name.startswith(prefix):
-            name = name[len(prefix) :]
-    base = name.split("_")[-1] if name.startswith("8fastgrad") else name
-    candidates = [v for k, v in per_fn.items() if k.endswith(":" + base) and (module.split("/")[-1].split(".")[0] in k or module in ("_core", "core"))]
-    return f"{max(candidates):,.0f}" if candidates and base not in ("", "lambda") else ""
+    name = name.split(".")[-1]
+    if module in ("_core", "fastgrad/_core.pyx"):
+        name = _PURE_TWIN.get(name, name)
+        found = per_fn.get(f"_core_py.py:{name}")
+    else:
+        path = module.replace("fastgrad/", "")
+        path = {
+            "numpy_vjps": "numpy/numpy_vjps.py",
+            "core": "core.py",
+            "builtins": "builtins.py",
+            "wrap_util": "wrap_util.py",
+        }.get(path, path)
+        found = per_fn.get(f"{path}:{name}")
+    return f"{found:,.0f}" if found else ""
 
 
 def main(argv=None):
@@ -474,7 +711,11 @@ def main(argv=None):
     p.add_argument("--perf-rate", type=int, default=997, help="perf's samples per second of CPU time")
     p.add_argument("--out", default=os.path.join(RESULTS, "downstream_profile"))
     p.add_argument("--provisional", default="sampled while other jobs ran on this 2-core machine")
-    p.add_argument("--times", default=os.path.join(RESULTS, "downstream.json"), help="run.py's JSON, whose medians the ceiling uses (else the profiled fits' own times)")
+    p.add_argument(
+        "--times",
+        default=os.path.join(RESULTS, "downstream.json"),
+        help="run.py's JSON, whose medians the ceiling uses (else the profiled fits' own times)",
+    )
     p.add_argument("--raw-dir", help="where the per-run results go (kept; default a new temporary directory)")
     p.add_argument("--resume", action="store_true", help="reuse the runs already in --raw-dir")
     args = p.parse_args(argv)
@@ -483,7 +724,8 @@ def main(argv=None):
         p.error("needs py-spy (pip install py-spy) and perf (apt-get install linux-perf)")
     names = [w.name for w in workloads.WORKLOADS] if args.workloads == "all" else args.workloads.split(",")
     meta = {
-        "command": "python benchmarks/downstream/profile_split.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python benchmarks/downstream/profile_split.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "seconds": args.seconds,
         "rate": args.rate,
@@ -496,7 +738,9 @@ def main(argv=None):
     if os.path.exists(args.times):
         with open(args.times) as f:
             bench = json.load(f)["results"]
-        meta["bench_times"] = {n: (r["autograd"]["median"], r["fastgrad"]["median"]) for n, r in bench.items() if "ratio" in r}
+        meta["bench_times"] = {
+            n: (r["autograd"]["median"], r["fastgrad"]["median"]) for n, r in bench.items() if "ratio" in r
+        }
         meta["ceiling_times"] = f"the medians in `{os.path.relpath(args.times)}` where it has them"
     raw_dir = args.raw_dir or tempfile.mkdtemp(prefix="downstream-profile-")
     os.makedirs(raw_dir, exist_ok=True)
@@ -506,7 +750,9 @@ def main(argv=None):
         results[name] = {}
         for mode in ("count", "fastgrad", "autograd"):
             print(f"{name}: {mode}", file=sys.stderr, flush=True)
-            results[name][mode] = run_target(mode, name, args.seconds, raw_dir, args.rate, pyspy, args.resume, args.perf_rate)
+            results[name][mode] = run_target(
+                mode, name, args.seconds, raw_dir, args.rate, pyspy, args.resume, args.perf_rate
+            )
             if "error" in results[name][mode]:
                 print(f"  failed: {results[name][mode]['error']}", file=sys.stderr, flush=True)
         write_report(results, meta, args.out + ".md", args.out + ".json")  # after each workload: partial runs count

@@ -112,7 +112,13 @@ def measure(workload, rounds, min_time, tmpdir, log):
             workers[impl] = w
             ready = w.ask()
             w.ask(cmd="warmup")
-            res[impl].update(first_fit=ready["first_fit"], versions=ready["versions"], blas_threads=ready["blas_threads"], gc=ready["gc"], summary=w.summary_path)
+            res[impl].update(
+                first_fit=ready["first_fit"],
+                versions=ready["versions"],
+                blas_threads=ready["blas_threads"],
+                gc=ready["gc"],
+                summary=w.summary_path,
+            )
             log(f"  {impl}: first fit {ready['first_fit']:.3g} s")
         except WorkerDied as e:
             res[impl]["error"] = str(e)
@@ -194,7 +200,9 @@ def acceptance(results):
     """Issue #20's acceptance: no workload but the control slower than autograd, every one
     >= 1.5x, the median over the workloads >= 2.5x.  A failing workload fails each line."""
     ratios, lines = [], []
-    failing = [w.name for w in workloads.WORKLOADS if w.name in results and w.uses_gradient and "ratio" not in results[w.name]]
+    failing = [
+        w.name for w in workloads.WORKLOADS if w.name in results and w.uses_gradient and "ratio" not in results[w.name]
+    ]
     for w in workloads.WORKLOADS:
         if w.name in results and w.uses_gradient and "ratio" in results[w.name]:
             ratios.append((results[w.name]["ratio"], w.name))
@@ -204,8 +212,12 @@ def acceptance(results):
     under = [f"{n} ({r:.2f}x)" for r, n in sorted(ratios) if r < 1.5]
     med = statistics.median([r for r, _ in ratios]) if ratios else float("nan")
     fail_note = f"; failing: {', '.join(failing)}" if failing else ""
-    lines.append(f"- none slower than autograd (control excluded): {'✓' if not slower and not failing else '✗ ' + ', '.join(slower + failing)}")
-    lines.append(f"- every workload >= 1.5x: {'✓' if not under and not failing else '✗ ' + ', '.join(under) + fail_note}")
+    lines.append(
+        f"- none slower than autograd (control excluded): {'✓' if not slower and not failing else '✗ ' + ', '.join(slower + failing)}"
+    )
+    lines.append(
+        f"- every workload >= 1.5x: {'✓' if not under and not failing else '✗ ' + ', '.join(under) + fail_note}"
+    )
     lines.append(
         f"- median over the {len(ratios)} workloads that ran >= 2.5x: {med:.2f}x {'✓' if med >= 2.5 and not failing else '✗'}"
         + (f" (the {len(failing)} failing ones not counted)" if failing else "")
@@ -249,7 +261,9 @@ def write_report(results, meta, md_path, json_path):
         else:
             ratio = f"{res['ratio']:.2f}x"
         fits = " / ".join(str(statistics.median(res[i]["fits"])) if res[i]["fits"] else "—" for i in IMPLS)
-        lines.append(f"| {w.label} (`{w.name}`) | {fmt_range(res['autograd'])} | {fmt_range(res['fastgrad'])} | {ratio} | {agreement_text(res)} | {fits} |")
+        lines.append(
+            f"| {w.label} (`{w.name}`) | {fmt_range(res['autograd'])} | {fmt_range(res['fastgrad'])} | {ratio} | {agreement_text(res)} | {fits} |"
+        )
     lines += ["", "Errors:" if any("error" in results[n][i] for n in results for i in IMPLS) else ""]
     for w in workloads.WORKLOADS:
         for impl in IMPLS:
@@ -278,7 +292,10 @@ def main(argv=None):
     p.add_argument("--min-time", type=float, default=0.5)
     p.add_argument("--quick", action="store_true", help="3 rounds of >= 0.1 s; writes downstream_quick.*")
     p.add_argument("--out", default=None, help="output path without extension (default results/downstream)")
-    p.add_argument("--provisional", default="measured while other jobs ran on this 2-core machine; rerun on a quiet machine before quoting")
+    p.add_argument(
+        "--provisional",
+        default="measured while other jobs ran on this 2-core machine; rerun on a quiet machine before quoting",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.min_time = 3, 0.1
@@ -312,7 +329,11 @@ def main(argv=None):
                 r[impl].pop("summary", None)
     v = next((results[n][i]["versions"] for n in names for i in IMPLS[::-1] if "versions" in results[n][i]), {})
     va = next((results[n]["autograd"]["versions"] for n in names if "versions" in results[n]["autograd"]), {})
-    meta["versions"] = ", ".join(f"{k} {v[k]}" for k in v) + (f", autograd {va['autograd']}" if "autograd" in va else "") + f" (numpy {numpy.__version__} in the parent)"
+    meta["versions"] = (
+        ", ".join(f"{k} {v[k]}" for k in v)
+        + (f", autograd {va['autograd']}" if "autograd" in va else "")
+        + f" (numpy {numpy.__version__} in the parent)"
+    )
     meta["load_end"] = loadavg()
     meta["duration_min"] = (time.time() - t0) / 60
     print(write_report(results, meta, out + ".md", out + ".json"))

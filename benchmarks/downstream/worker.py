@@ -81,7 +81,10 @@ def pin_blas():
 
 def error_reply(exc):
     tb = traceback.extract_tb(exc.__traceback__)
-    frames = [f"{os.path.relpath(f.filename) if 'site-packages' not in f.filename else f.filename.split('site-packages/')[1]}:{f.lineno} {f.name}" for f in tb[-6:]]
+    frames = [
+        f"{os.path.relpath(f.filename) if 'site-packages' not in f.filename else f.filename.split('site-packages/')[1]}:{f.lineno} {f.name}"
+        for f in tb[-6:]
+    ]
     return {"error": f"{type(exc).__name__}: {exc}", "traceback": frames}
 
 

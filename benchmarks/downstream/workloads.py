@@ -257,9 +257,14 @@ WORKLOADS = [
         _LIFELINES,
         _rossi_regression(lambda: _cox(baseline_estimation_method="spline", n_baseline_knots=4)),
     ),
-    Workload("weibull-aft", "lifelines WeibullAFTFitter, rossi", _LIFELINES, _rossi_regression(_by_name("WeibullAFTFitter"))),
     Workload(
-        "lognormal-aft", "lifelines LogNormalAFTFitter, rossi", _LIFELINES, _rossi_regression(_by_name("LogNormalAFTFitter"))
+        "weibull-aft", "lifelines WeibullAFTFitter, rossi", _LIFELINES, _rossi_regression(_by_name("WeibullAFTFitter"))
+    ),
+    Workload(
+        "lognormal-aft",
+        "lifelines LogNormalAFTFitter, rossi",
+        _LIFELINES,
+        _rossi_regression(_by_name("LogNormalAFTFitter")),
     ),
     Workload("weibull", "lifelines WeibullFitter, waltons", _LIFELINES, _waltons_univariate(_by_name("WeibullFitter"))),
     Workload(
@@ -275,7 +280,10 @@ WORKLOADS = [
         _waltons_univariate(_by_name("PiecewiseExponentialFitter", breakpoints=[40, 60])),
     ),
     Workload(
-        "loglogistic", "lifelines LogLogisticFitter, waltons", _LIFELINES, _waltons_univariate(_by_name("LogLogisticFitter"))
+        "loglogistic",
+        "lifelines LogLogisticFitter, waltons",
+        _LIFELINES,
+        _waltons_univariate(_by_name("LogLogisticFitter")),
     ),
     Workload(
         "piecewise-exponential-regression",

@@ -130,7 +130,11 @@ def pytest_sessionfinish(session, exitstatus):
 
             usage = resource.getrusage(resource.RUSAGE_SELF)
             cpu = usage.ru_utime + usage.ru_stime  # single-threaded (BLAS pinned): the wall time of a quiet machine
-            json.dump({"mode": MODE, "wall_time": time.perf_counter() - _started, "cpu_time": cpu, "tests": _results}, f, indent=0)
+            json.dump(
+                {"mode": MODE, "wall_time": time.perf_counter() - _started, "cpu_time": cpu, "tests": _results},
+                f,
+                indent=0,
+            )
     _check_binding("at the end of the session")
     lifelines_np = getattr(sys.modules.get("lifelines.fitters"), "anp", None)
     if lifelines_np is not None and _is_fastgrad(lifelines_np) != (MODE == "fastgrad"):

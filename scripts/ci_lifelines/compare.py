@@ -100,7 +100,9 @@ def check(args):
     for v in fg_tests.values():
         counts[v["outcome"]] = counts.get(v["outcome"], 0) + 1
 
-    print(f"lifelines under fastgrad: {len(fg_tests)} tests, " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    print(
+        f"lifelines under fastgrad: {len(fg_tests)} tests, " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    )
     print(f"reference: {source}")
     if ag is not None:
         stale = sorted(k for k in known if reference.get(k) == "passed")
@@ -111,26 +113,41 @@ def check(args):
                 f"{len(unlisted)} unlisted failed): regenerate it if that persists; "
                 + "; ".join((stale + unlisted)[:10])
             )
-        print(f"wall time: autograd {fmt(ag['wall_time'])}, fastgrad {fmt(fg['wall_time'])}, autograd / fastgrad = {ag['wall_time'] / fg['wall_time']:.2f}x")
+        print(
+            f"wall time: autograd {fmt(ag['wall_time'])}, fastgrad {fmt(fg['wall_time'])}, autograd / fastgrad = {ag['wall_time'] / fg['wall_time']:.2f}x"
+        )
         if "cpu_time" in ag and "cpu_time" in fg:
-            print(f"CPU time: autograd {fmt(ag['cpu_time'])}, fastgrad {fmt(fg['cpu_time'])}, autograd / fastgrad = {ag['cpu_time'] / fg['cpu_time']:.2f}x")
-        both = [k for k, v in fg_tests.items() if v["outcome"] == "passed" and ag["tests"].get(k, {}).get("outcome") == "passed"]
+            print(
+                f"CPU time: autograd {fmt(ag['cpu_time'])}, fastgrad {fmt(fg['cpu_time'])}, autograd / fastgrad = {ag['cpu_time'] / fg['cpu_time']:.2f}x"
+            )
+        both = [
+            k
+            for k, v in fg_tests.items()
+            if v["outcome"] == "passed" and ag["tests"].get(k, {}).get("outcome") == "passed"
+        ]
         t_ag = sum(ag["tests"][k]["duration"] for k in both)
         t_fg = sum(fg_tests[k]["duration"] for k in both)
         if t_fg > 0:
-            print(f"tests passing in both ({len(both)}): autograd {fmt(t_ag)}, fastgrad {fmt(t_fg)}, autograd / fastgrad = {t_ag / t_fg:.2f}x")
+            print(
+                f"tests passing in both ({len(both)}): autograd {fmt(t_ag)}, fastgrad {fmt(t_fg)}, autograd / fastgrad = {t_ag / t_fg:.2f}x"
+            )
         slower = sorted(both, key=lambda k: ag["tests"][k]["duration"] - fg_tests[k]["duration"])[:5]
         print("tests where fastgrad gains least (autograd s -> fastgrad s):")
         for k in slower:
             print(f"  {ag['tests'][k]['duration']:.2f} -> {fg_tests[k]['duration']:.2f}  {k}")
     else:
-        print(f"wall time: fastgrad {fmt(fg['wall_time'])}, CPU time {fmt(fg.get('cpu_time', float('nan')))} (no autograd run in this job: no ratio)")
+        print(
+            f"wall time: fastgrad {fmt(fg['wall_time'])}, CPU time {fmt(fg.get('cpu_time', float('nan')))} (no autograd run in this job: no ratio)"
+        )
     if fixed:
         print(f"{len(fixed)} tests fail under autograd and pass under fastgrad: " + "; ".join(fixed[:10]))
     if new_tests:
         print(f"{len(new_tests)} tests ran only under fastgrad: " + "; ".join(new_tests[:10]))
     if missing:
-        print(f"FAIL: {len(missing)} tests that pass under autograd did not run under fastgrad: " + "; ".join(missing[:20]))
+        print(
+            f"FAIL: {len(missing)} tests that pass under autograd did not run under fastgrad: "
+            + "; ".join(missing[:20])
+        )
     if regressions:
         print(f"FAIL: {len(regressions)} tests pass under autograd and fail under fastgrad:")
         for nodeid, message in regressions:

@@ -74,7 +74,7 @@ except Exception as e:
 def run(name, impl):
     body = "\n".join("    " + line for line in CASES[name].strip().splitlines())
     proc = subprocess.run([sys.executable, "-c", PRELUDE.replace("{body}", body), impl], capture_output=True, text=True)
-    out = (proc.stdout.strip() or proc.stderr.strip().splitlines()[-1:] or ["(nothing)"])
+    out = proc.stdout.strip() or proc.stderr.strip().splitlines()[-1:] or ["(nothing)"]
     return out if isinstance(out, str) else out[0]
 
 
