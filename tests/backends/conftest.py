@@ -21,7 +21,7 @@ for _p in (HERE, HERE.parent):
         sys.path.insert(0, str(_p))
 
 import registration  # noqa: E402
-from backends import HAVE_DASK  # noqa: E402
+from array_backends import HAVE_DASK  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)

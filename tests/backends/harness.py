@@ -27,7 +27,7 @@ import numpy as onp
 
 import fastgrad
 import fastgrad.numpy as fnp
-from backends import NUMPY, leaves, put_tree
+from array_backends import NUMPY, leaves, put_tree
 from cases import rebind_constants
 
 RTOL = 1e-10

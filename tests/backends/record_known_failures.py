@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-import backends  # noqa: E402
+import array_backends as backends  # noqa: E402
 import cases  # noqa: E402
 import harness  # noqa: E402
 import registration  # noqa: E402

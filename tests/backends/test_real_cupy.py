@@ -18,7 +18,7 @@ if not _DEVICES:
 
 import fastgrad  # noqa: E402
 import fastgrad.numpy as np  # noqa: E402
-import backends  # noqa: E402
+import array_backends as backends  # noqa: E402
 import cases  # noqa: E402
 import harness  # noqa: E402
 import registration  # noqa: E402

@@ -8,7 +8,7 @@ listed, with their reason, in known_failures.txt; they are strict expected failu
 
 import pytest
 
-import backends
+import array_backends as backends
 import cases
 import harness
 import selection
