@@ -30,6 +30,11 @@ SMALL_RUNS = {
     "neural_ode": ({"num_iters": 12}, ["scipy"]),
     "newton_cg": ({"num_iters": 15, "dim": 10}, ["scipy"]),
     "char_rnn": ({"num_iters": 40, "hidden": 32}, []),
+    # Dask in this process (no cluster): tests/backends/test_dask_cluster.py runs one
+    "dask_logistic_regression": (
+        {"num_iters": 4, "n_rows": 40_000, "chunk_rows": 10_000, "local_cluster": False},
+        ["dask"],
+    ),
 }
 
 
@@ -82,6 +87,12 @@ def test_every_example_is_covered():
     scripts = {p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.stem.startswith("_")}
     assert len(scripts) >= 8
     assert scripts == set(SMALL_RUNS) | {"tanh_derivatives"}
+
+
+def test_dask_logistic_regression(tmp_path):
+    result = run_small("dask_logistic_regression", tmp_path)
+    assert_loss_decreased(result["losses"])
+    assert result["gradient_check"] <= 1e-10  # fastgrad's first gradient vs the hand-written one
 
 
 def test_logistic_regression(tmp_path):
