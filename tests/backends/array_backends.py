@@ -14,7 +14,15 @@ import numpy as onp
 
 import fake_cupy
 
-HAVE_DASK = importlib.util.find_spec("dask") is not None
+def _have_dask_array():
+    # dask's core can be installed without its array part (the dask[array] extra)
+    try:
+        return importlib.util.find_spec("dask.array") is not None
+    except ImportError:
+        return False
+
+
+HAVE_DASK = _have_dask_array()
 
 
 def _is_float_leaf(x):
