@@ -38,6 +38,7 @@ _type = _builtins.type
 _len = _builtins.len
 _list = _builtins.list
 _tuple = _builtins.tuple
+_hasattr = _builtins.hasattr
 _range = _builtins.range
 _int = _builtins.int
 
@@ -466,11 +467,22 @@ def asarray(a, *args, **kwargs):
     return _np_asarray(a, *args, **kwargs)
 
 
+def _sequence(arrays):
+    """``arrays`` as a list if it is another iterable than a list, tuple, array or box: NumPy's
+    joining functions ask for a sequence, autograd's take any iterable (a generator, a dict's
+    values), and code written for autograd passes them."""
+    t = _type(arrays)
+    if t is _list or t is _tuple or _isinstance(arrays, (_ndarray, _Box)) or not _hasattr(arrays, "__iter__"):
+        return arrays
+    return _list(arrays)
+
+
 def _join_items(arrays):
     return [_traceable(e) for e in _elements(arrays)]
 
 
 def concatenate(arrays, axis=0, out=None, **kwargs):
+    arrays = _sequence(arrays)
     if out is None and _is_traced_sequence(arrays):
         items = _join_items(arrays)
         if axis is None:
@@ -483,6 +495,7 @@ def concatenate(arrays, axis=0, out=None, **kwargs):
 
 
 def stack(arrays, axis=0, out=None, **kwargs):
+    arrays = _sequence(arrays)
     if out is None and _is_traced_sequence(arrays):
         result = stack_args(*_join_items(arrays), axis=axis)
         dtype = kwargs.get("dtype")
@@ -507,6 +520,7 @@ def _atleast(x, n):
 
 def _joined(np_fun, ndmin, axis_of):
     def joiner(tup, **kwargs):
+        tup = _sequence(tup)
         if not _is_traced_sequence(tup):
             return np_fun(tup, **kwargs)
         items = [_atleast(e, ndmin) for e in _join_items(tup)]
@@ -528,6 +542,7 @@ def _as_column(e):
 
 
 def column_stack(tup):
+    tup = _sequence(tup)
     if not _is_traced_sequence(tup):
         return _np.column_stack(tup)
     return concatenate_args(*[_as_column(e) for e in _join_items(tup)], axis=1)
@@ -536,6 +551,7 @@ def column_stack(tup):
 if hasattr(_np, "row_stack"):
 
     def row_stack(tup, **kwargs):
+        tup = _sequence(tup)
         if not _is_traced_sequence(tup):
             return _np.row_stack(tup, **kwargs)
         _warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2)
