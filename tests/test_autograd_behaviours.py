@@ -72,3 +72,131 @@ def test_container_vector_space_operations_to_second_order(ag, name, op):
         check_grads(lambda v, a: vspace(v).scalar_mul(v, a), x, 1.5, modes=("rev", "fwd"), order=2)
     else:
         check_grads(lambda v, w: getattr(vspace(v), op)(v, w), x, y, modes=("rev", "fwd"), order=2)
+
+
+def _odeint_case(ag_np, odeint):
+    def func(y, t, a, b):
+        return -a * y + b
+
+    y0 = onp.array([1.0, 2.0])
+    t = onp.array([0.0, 0.5, 1.0])
+    return func, y0, t
+
+
+def test_odeint_gradient_wrt_a_tuple_of_args(ag, np):
+    odeint = __import__(ag.__name__ + ".scipy.integrate", fromlist=["odeint"]).odeint
+    func, y0, t = _odeint_case(np, odeint)
+    a, b = onp.array([0.3, 0.7]), onp.array([0.1, -0.2])
+
+    def f(args):
+        return np.sum(odeint(func, y0, t, args) ** 2)
+
+    g = ag.grad(f)((a, b))
+    assert type(g) is tuple and len(g) == 2
+
+    def f_ab(a_, b_):
+        return f((a_, b_))
+
+    for i in range(2):
+        num = onp.array(
+            [
+                (
+                    f_ab(*[v + 1e-6 * e if j == i else v for j, v in enumerate((a, b))])
+                    - f_ab(*[v - 1e-6 * e if j == i else v for j, v in enumerate((a, b))])
+                )
+                / 2e-6
+                for e in onp.eye(2)
+            ]
+        )
+        onp.testing.assert_allclose(g[i], num, rtol=1e-4)
+
+
+@pytest.mark.fastgrad_only
+def test_odeint_gradient_wrt_each_arg():
+    # autograd raises (setting an array element with a sequence) for one traced arg
+    import fastgrad.numpy as fnp
+    from fastgrad.scipy.integrate import odeint
+
+    func, y0, t = _odeint_case(fnp, odeint)
+    check_grads(
+        lambda a_, b_: fnp.sum(odeint(func, y0, t, (a_, b_)) ** 2),
+        onp.array([0.3, 0.7]),
+        onp.array([0.1, -0.2]),
+        modes=("rev", "fwd"),
+        order=1,
+        rtol=1e-4,
+        atol=1e-6,
+    )
+
+
+def test_odeint_tuple_of_args_matches_autograd(ref):
+    import fastgrad
+    import fastgrad.numpy as fnp
+    from autograd.scipy.integrate import odeint as ag_odeint
+    from fastgrad.scipy.integrate import odeint as fg_odeint
+
+    func, y0, t = _odeint_case(fnp, fg_odeint)
+    ab = (onp.array([0.3, 0.7]), onp.array([0.1, -0.2]))
+    ours = fastgrad.grad(lambda args: fnp.sum(fg_odeint(func, y0, t, args)))(ab)
+    theirs = ref.grad(lambda args: ref.np.sum(ag_odeint(func, y0, t, args)))(ab)
+    for o, r in zip(ours, theirs):
+        onp.testing.assert_allclose(o, r, rtol=1e-6)
+
+
+SINGULAR_COV = onp.array([[1.0, 1.0], [1.0, 1.0]])
+
+
+@pytest.mark.parametrize("fn", ["pdf", "logpdf"])
+def test_multivariate_normal_singular_cov_gradients_wrt_x_and_mean(ag, fn):
+    mvn = __import__(ag.__name__ + ".scipy.stats", fromlist=["multivariate_normal"]).multivariate_normal
+    f = getattr(mvn, fn)
+    x, mean = onp.array([0.3, 0.3]), onp.array([0.1, 0.1])
+    gx = ag.grad(lambda v: f(v, mean, SINGULAR_COV, allow_singular=True))(x)
+    gm = ag.grad(lambda m: f(x, m, SINGULAR_COV, allow_singular=True))(mean)
+    # along the support (the direction (1, 1)), against central differences of SciPy's density
+    import scipy.stats as st
+
+    d = onp.array([1.0, 1.0]) / onp.sqrt(2.0)
+    ref_f = getattr(st.multivariate_normal, fn)
+    num = (
+        ref_f(x + 1e-6 * d, mean, SINGULAR_COV, allow_singular=True)
+        - ref_f(x - 1e-6 * d, mean, SINGULAR_COV, allow_singular=True)
+    ) / 2e-6
+    onp.testing.assert_allclose(gx @ d, num, rtol=1e-6)
+    onp.testing.assert_allclose(gm, -gx, rtol=1e-12)
+
+
+def test_multivariate_normal_singular_cov_matches_autograd(ref):
+    import fastgrad
+    from fastgrad.scipy.stats import multivariate_normal as fmvn
+    from autograd.scipy.stats import multivariate_normal as amvn
+
+    x, mean = onp.array([0.3, 0.3]), onp.array([0.1, 0.1])
+    for fn in ("pdf", "logpdf"):
+        ours = fastgrad.grad(lambda v: getattr(fmvn, fn)(v, mean, SINGULAR_COV, allow_singular=True))(x)
+        theirs = ref.grad(lambda v: getattr(amvn, fn)(v, mean, SINGULAR_COV, allow_singular=True))(x)
+        onp.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+def test_multivariate_normal_singular_cov_has_no_cov_derivative(ag):
+    mvn = __import__(ag.__name__ + ".scipy.stats", fromlist=["multivariate_normal"]).multivariate_normal
+    with pytest.raises(NotImplementedError, match="singular"):
+        ag.grad(lambda c: mvn.logpdf(onp.array([0.3, 0.3]), onp.zeros(2), c, allow_singular=True))(SINGULAR_COV)
+
+
+@pytest.mark.fastgrad_only
+def test_multivariate_normal_allow_singular_nonsingular_cov_is_differentiable():
+    # autograd refuses every cov once allow_singular=True; the density is smooth here
+    import fastgrad
+    from fastgrad.scipy.stats import multivariate_normal as mvn
+
+    cov = onp.array([[2.0, 0.5], [0.5, 1.0]])
+    x = onp.array([0.3, -0.2])
+    check_grads(
+        lambda c: mvn.logpdf(x, onp.zeros(2), (c + c.T) / 2, allow_singular=True), cov, modes=("rev", "fwd"), order=2
+    )
+    onp.testing.assert_allclose(
+        fastgrad.grad(lambda c: mvn.logpdf(x, onp.zeros(2), c, allow_singular=True))(cov),
+        fastgrad.grad(lambda c: mvn.logpdf(x, onp.zeros(2), c))(cov),
+        rtol=1e-10,
+    )
