@@ -40,6 +40,11 @@ from .core import (
 from ._engine import engine as _engine
 from .tracer import Box, getval, new_box, primitive
 
+# names autograd.builtins has too
+from .core import defjvp_argnum, defvjp, defvjp_argnum  # noqa: F401
+from .tracer import notrace_primitive  # noqa: F401
+from .util import subvals  # noqa: F401
+
 _F64 = _np_dtype("float64")
 
 __all__ = [

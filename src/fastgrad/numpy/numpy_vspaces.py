@@ -9,7 +9,12 @@ import math
 
 import numpy as np
 
+from ..builtins import NamedTupleVSpace
 from ..core import VSpace
+
+# autograd has one space class per linalg result type; here every named tuple (those results
+# among them) has the tuple space, which keeps the type: the names are that class
+EigResultVSpace = EighResultVSpace = QRResultVSpace = SVDResultVSpace = SlogdetResultVSpace = NamedTupleVSpace
 
 
 class ArrayVSpace(VSpace):
