@@ -173,11 +173,7 @@ def test_scalar_gradients_equal_the_pure_rules():
     with_kernels = [grad(f)(x) for x in xs]
     saved = dict(kernels.ENABLED)
     try:
-        for prim, key in saved:
-            if key == "forward":
-                engine.set_scalar_kernel(prim, None)
-            else:
-                engine.set_scalar_vjp(primitive_vjps[prim], key, None)
+        engine.bind(scalar_kernels={}, scalar_vjps={})
         without = [grad(f)(x) for x in xs]
     finally:
         kernels.install()

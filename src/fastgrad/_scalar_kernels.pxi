@@ -154,7 +154,7 @@ cdef inline object _add_float64(object a, object b):
     return a + b
 
 
-# ---- switching kernels on (from Python) -----------------------------------------------
+# ---- switching kernels on (through bind's scalar_kernels and scalar_vjps) ----------------
 
 def scalar_kernel_names():
     """The kernels of this engine: (unary forward, binary forward, reverse) names."""
@@ -204,7 +204,7 @@ cdef int _vjp_kernel_index(str name) except -2:
     raise ValueError("no reverse scalar kernel named {!r}".format(name))
 
 
-def set_scalar_kernel(Primitive prim, name, bint needs_float64=False):
+cdef _set_scalar_kernel(Primitive prim, name, bint needs_float64):
     """Compute ``prim`` on float64/float scalars with the forward kernel ``name`` (one of
     scalar_kernel_names()[0] or [1]); ``None`` switches it off.  ``needs_float64``: fun
     gives a float64 only when an argument is one (Python's operators on two floats give
@@ -220,7 +220,7 @@ def set_scalar_kernel(Primitive prim, name, bint needs_float64=False):
     prim.kernel_fun, prim.kernel_needs_float64 = prim.fun, needs_float64
 
 
-def set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target=False):
+cdef _set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target):
     """Compute ``rule``'s DIRECT entry for ``argnum`` (0 or 1) on float64 scalars with the
     reverse kernel ``name`` (``"g"``: the rule returns g itself); ``None`` switches it off.
     ``checks_target``: the rule casts its result to that argument's type (unbroadcast), so

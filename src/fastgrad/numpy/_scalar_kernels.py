@@ -154,21 +154,24 @@ ENABLED = {}  # what was switched on: (primitive name, "forward" or argnum) -> k
 
 def install():
     """Check every kernel of FORWARD, OPERATOR_FORWARD and REVERSE and switch on those
-    that agree with what they replace (no-op on the pure engine)."""
+    that agree with what they replace, and only those (no-op on the pure engine)."""
     unary, binary, reverse = _engine.scalar_kernel_names()
     if not reverse:
         return
+    forward, backward = {}, {}
+    ENABLED.clear()
     for table, needs_float64 in ((FORWARD, False), (OPERATOR_FORWARD, True)):
         for prim, name in table.items():
             if name in unary + binary and _forward_ok(prim, name):
-                _engine.set_scalar_kernel(prim, name, needs_float64)
+                forward[prim] = (name, needs_float64)
                 ENABLED[(prim, "forward")] = name
     for prim, kernels in REVERSE.items():
         for argnum, name in kernels.items():
             if name in reverse and _reverse_ok(prim, argnum, name):
                 # binary rules unbroadcast (and cast) to the argument: its type is checked too
-                _engine.set_scalar_vjp(primitive_vjps[prim], argnum, name, prim in _BINARY)
+                backward[(primitive_vjps[prim], argnum)] = (name, prim in _BINARY)
                 ENABLED[(prim, argnum)] = name
+    _engine.bind(scalar_kernels=forward, scalar_vjps=backward)
 
 
 install()
