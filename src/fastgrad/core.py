@@ -56,8 +56,7 @@ def make_vjp(fun, x):
 
 
 def _make_vjp(fun, x, consume):
-    splitter = input_splitters.get(type(x))
-    split = None if splitter is None else splitter(x)
+    split = input_splitters[type(x)](x) if type(x) in input_splitters else None
     if split is None:
         _reject_integers(x)
         root, traced = VJPNode.new_root(), fun
