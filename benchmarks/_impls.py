@@ -9,6 +9,7 @@ from importlib import metadata
 import numpy as onp
 
 import asv_scenarios
+import peers
 import workloads
 from hand import HAND as _HAND_W
 
@@ -125,6 +126,12 @@ def make_case(cid, np):
     return asv_scenarios.make_case(cid, np)
 
 
+def case_inputs(cid):
+    """The inputs of case ``cid`` as NumPy arrays and floats (fresh ones: the same seed each time),
+    for implementations that convert them to their own types (peers/)."""
+    return make_case(cid, onp)[1]
+
+
 def fastgrad_label():
     """'fastgrad-compiled' or 'fastgrad-pure', from the engine this process actually loaded."""
     import fastgrad
@@ -142,6 +149,10 @@ def gradient_call(impl, wid):
     if impl == "numpy-forward":
         fun, args, _ = make_case(wid, onp)
         return (lambda: fun(*args)), {}
+    if impl in peers.PEERS:
+        if wid not in peers.CASES:
+            raise ValueError(f"{impl} does not implement case {wid}")
+        return peers.gradient_call(impl, wid)
     np, grad, info = load_autodiff(impl)
     fun, args, argnum = make_case(wid, np)
     g = grad(fun, argnum)

@@ -7,6 +7,9 @@ autograd's own asv benchmarks time three scenarios; PERF.md sets targets for the
 - ``asv-fan``: 10**4 times ``x = (x + x) / 2.0`` on a float: every step hands its cotangent to
   both operands of ``+`` (fan-out) and adds the two contributions back up (fan-in).
 
+``mixed-small`` is ``x**2`` again, at 2.0: the small gradient of the report's mixed case (see
+mixed.py), timed before and after gradients over 10**6 elements in one process.
+
 The scaling chain (``chain-1e4``, ``chain-1e5``, ``chain-1e6``): ``x = x * 1.0000001`` repeated
 10**4, 10**5 and 10**6 times on a float, one primitive a step, to measure how the cost of one
 primitive grows with the size of the graph (with the garbage collector on, autograd's grows).
@@ -95,6 +98,7 @@ FUNCTIONS = {
     "chain-1e4": _chain(10**4),
     "chain-1e5": _chain(10**5),
     "chain-1e6": _chain(10**6),
+    "mixed-small": asv_short,
 }
 ASV = ("asv-short", "asv-long", "asv-fan")
 SCALING = ("chain-1e4", "chain-1e5", "chain-1e6")
@@ -106,6 +110,7 @@ PRIMITIVES = {
     "chain-1e4": 10**4,
     "chain-1e5": 10**5,
     "chain-1e6": 10**6,
+    "mixed-small": 1,
 }
 TITLES = {
     "asv-short": "asv short `x**2`",
@@ -114,9 +119,15 @@ TITLES = {
     "chain-1e4": "chain 10^4 x `x*1.0000001`",
     "chain-1e5": "chain 10^5 x `x*1.0000001`",
     "chain-1e6": "chain 10^6 x `x*1.0000001`",
+    "mixed-small": "`x**2` at 2.0 (mixed case)",
 }
-HAND = {"asv-short": hand_asv_short, "asv-long": hand_asv_long, "asv-fan": hand_asv_fan_out_fan_in}
-_INPUTS = {"asv-short": (1.5,), "asv-long": (1.5,), "asv-fan": (1.5,)}
+HAND = {
+    "asv-short": hand_asv_short,
+    "asv-long": hand_asv_long,
+    "asv-fan": hand_asv_fan_out_fan_in,
+    "mixed-small": hand_asv_short,
+}
+_INPUTS = {"asv-short": (1.5,), "asv-long": (1.5,), "asv-fan": (1.5,), "mixed-small": (2.0,)}
 
 
 def make_case(cid, np):

@@ -1,29 +1,37 @@
-"""Benchmark report: every case for fastgrad (compiled and pure), autograd and hand-written NumPy.
+"""Benchmark report: fastgrad (compiled and pure), autograd, hand-written NumPy and optional peers.
 
-    python benchmarks/report.py                    # the full report (5-10 min on 2 cores)
+    python benchmarks/report.py                    # the full report (see README.md for its length)
     python benchmarks/report.py --quick            # smoke run: results/quick.md, quick.png
-    python benchmarks/report.py --cases W1,W5,asv  # a subset (ids or groups W, asv, scaling)
+    python benchmarks/report.py --cases W1,W5,asv  # a subset (ids or groups W, asv, scaling, mixed)
+    python benchmarks/report.py --mode isolated    # one of the two modes only
+    python benchmarks/report.py --impls fastgrad-compiled,hand,torch
     python benchmarks/report.py --steady-malloc    # freed memory kept in-process (see README)
     python benchmarks/report.py --rerender benchmarks/results/latest.json   # redraw only
 
 (``python benchmarks/run.py`` takes the same options and does the same thing.)
 
 Cases: PERF.md's workloads W1-W9, W9 again with fastgrad inside ``fastgrad.recompute()``
-(``W9-recompute``; the others run W9 itself), autograd's asv scenarios (asv-short, asv-long, asv-fan) and the
-scaling chain (``x = x * 1.0000001`` 10^4, 10^5 and 10^6 times; fastgrad-compiled and autograd
-only, no peak-memory call).  Each is measured by run.py's machinery: one worker process per
-implementation, rounds alternated between them, BLAS on one thread, GC on (see run.py).
+(``W9-recompute``; the others run W9 itself), autograd's asv scenarios (asv-short, asv-long,
+asv-fan), the scaling chain (``x = x * 1.0000001`` 10^4, 10^5 and 10^6 times; fastgrad-compiled
+and autograd only, no peak-memory call) and the mixed case (mixed.py: a small gradient before and
+after gradients over 10^6 elements, in one process).  Implementations: fastgrad-compiled,
+fastgrad-pure, autograd, hand, and the peers of peers/ that are installed (PyTorch eager, MyGrad,
+JAX without and with jit).
 
-Writes ``benchmarks/results/latest.md`` (summary table with PERF.md's targets, per-primitive
-scaling, peak memory, acceptance checks, details), ``latest.json`` (raw numbers) and
-``speedup.png`` (speed-up over autograd per case; skipped, and said so, without matplotlib).
+Two modes (run.py): **one process** (each implementation runs every case one after another in a
+single worker, in a rotating order per round, as users run them) gives the report's tables;
+**isolated** (each case in fresh workers) is the second column and the modes table.
+
+Writes ``benchmarks/results/latest.md`` (summary table with PERF.md's targets, issue #16's
+acceptance with the mixed case, the peers, the two modes side by side, per-primitive scaling, peak
+memory, acceptance checks, details), ``latest.json`` (raw numbers) and ``speedup.png`` (speed-up
+over autograd per case; skipped, and said so, without matplotlib).
 """
 
 import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -31,353 +39,45 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import asv_scenarios  # noqa: E402  (no autodiff library is imported by these three)
+# None of these imports an autodiff library.
+import asv_scenarios  # noqa: E402
+import mixed  # noqa: E402
+import peers  # noqa: E402
 import run  # noqa: E402
 import workloads  # noqa: E402
+from _format import fmt_time, median, met  # noqa: E402
+from _tables import (  # noqa: E402
+    NO_MEMORY,
+    SCALING_IMPLS,
+    SHORT_TITLES,
+    TARGETS,
+    checks,
+    checks_section,
+    compare_table,
+    details,
+    issue16_checks,
+    jit_table,
+    memory_table,
+    mixed_table,
+    modes_table,
+    peers_table,
+    scaling_table,
+    speedup,
+    summary_table,
+)
 
 ALL_IMPLS = run.ALL_IMPLS  # the alternation order
-SCALING_IMPLS = ("fastgrad-compiled", "autograd")
-NO_MEMORY = set(asv_scenarios.SCALING)  # tracemalloc on 10^6 nodes would take minutes
+CORE_IMPLS = run.CORE_IMPLS
 QUICK_SKIPS = ("chain-1e6",)  # --quick leaves these out unless named
+MIXED = "mixed"
 GROUPS = {
     "W": tuple(workloads.WORKLOADS) + tuple(workloads.VARIANTS),
     "asv": asv_scenarios.ASV,
     "scaling": asv_scenarios.SCALING,
 }
 CASES = GROUPS["W"] + GROUPS["asv"] + GROUPS["scaling"]
-TOLERANCE = 1e-10
-
-TITLES = {
-    "W1": "W1 scalar chain",
-    "W2": "W2 small-array chain",
-    "W3": "W3 MLP",
-    "W4": "W4 big arrays",
-    "W5": "W5 deep graph",
-    "W6": "W6 fan-in",
-    "W7": "W7 logistic regression",
-    "W8": "W8 indexing",
-    "W9": "W9 saved state",
-    "W9-recompute": "W9 in `fastgrad.recompute()`",
-    **asv_scenarios.TITLES,
-}
-SHORT_TITLES = {
-    **{w: TITLES[w] for w in GROUPS["W"]},
-    "asv-short": "asv short x**2",
-    "asv-long": "asv long 50 sin",
-    "asv-fan": "asv fan-out/in 10^4",
-    "chain-1e4": "chain 10^4",
-    "chain-1e5": "chain 10^5",
-    "chain-1e6": "chain 10^6",
-    "W9-recompute": "W9 in recompute()",
-}
-
-# PERF.md's targets for fastgrad-compiled: (kind, bound).  "speedup": autograd median / fastgrad
-# median >= bound; "over_hand": fastgrad median / hand median <= bound; "memory": fastgrad peak /
-# autograd peak <= bound.
-TARGETS = {
-    "W1": [("speedup", 25)],
-    "W2": [("speedup", 8)],
-    "W3": [("speedup", 4)],
-    "W4": [("over_hand", 1.10)],
-    "W5": [("speedup", 30), ("memory", 0.25)],
-    "W6": [("speedup", 10)],
-    "W7": [("over_hand", 1.10)],
-    "W8": [("speedup", 10)],
-    "W9": [("memory", 0.6)],
-    "W9-recompute": [("memory", 0.6)],
-    "asv-short": [("speedup", 8)],
-    "asv-long": [("speedup", 15)],
-    "asv-fan": [("speedup", 30)],
-}
-SCALING_BOUND = 1.5  # fastgrad-compiled: ns/primitive at 10^6 <= 1.5 x that at 10^4
-SCALING_AUTOGRAD = 2.0  # autograd's ratio as the issue quotes it
-
-
-# ------------------------------------------------------------------------------------ numbers
-
-
-def median(res):
-    return statistics.median(res["times"]) if res and res.get("times") else None
-
-
-def speedup(case_res, impl):
-    a, m = median(case_res.get("autograd")), median(case_res.get(impl))
-    return a / m if a and m else None
-
-
-def over_hand(case_res, impl):
-    h, m = median(case_res.get("hand")), median(case_res.get(impl))
-    return m / h if h and m else None
-
-
-def memory_ratio(case_res, impl):
-    p = (case_res.get(impl) or {}).get("peak")
-    a = (case_res.get("autograd") or {}).get("peak")
-    return p / a if p is not None and a else None
-
-
-def target_value(case_res, kind, impl="fastgrad-compiled"):
-    return {"speedup": speedup, "over_hand": over_hand, "memory": memory_ratio}[kind](case_res, impl)
-
-
-def target_met(kind, value, bound):
-    if value is None:
-        return None
-    return value >= bound if kind == "speedup" else value <= bound
-
-
-def per_primitive(res, cid):
-    """(median, min, max) seconds per primitive of a scaling-chain result."""
-    n = asv_scenarios.PRIMITIVES[cid]
-    t = res["times"]
-    return statistics.median(t) / n, min(t) / n, max(t) / n
-
-
-def scaling_ratio(all_results, impl):
-    """ns/primitive at 10^6 over ns/primitive at 10^4 (medians), or None."""
-    try:
-        big = per_primitive(all_results["chain-1e6"][impl], "chain-1e6")[0]
-        small = per_primitive(all_results["chain-1e4"][impl], "chain-1e4")[0]
-    except (KeyError, TypeError):
-        return None
-    return big / small
-
-
-# --------------------------------------------------------------------------------- formatting
-
-
-def fmt_time(t, unit_of=None):
-    """'1.23 ms'; with ``unit_of``, in that value's unit and without the unit's name."""
-    ref = t if unit_of is None else unit_of
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if ref >= scale or unit == "ns":
-            v = t / scale  # a max of 1650 us next to a median of 988 us stays "1650"
-            return (f"{v:.3g}" if v < 1000 else f"{v:.0f}") + ("" if unit_of is not None else f" {unit}")
-
-
-def fmt_bytes(b):
-    if b is None:
-        return "—"
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if b >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b} B"
-
-
-def fmt_ns(t):
-    """Seconds as a count of nanoseconds: '1,234' or '56.7'."""
-    ns = t * 1e9
-    return f"{ns:,.0f}" if ns >= 100 else f"{ns:.3g}"
-
-
-def fmt_x(v):
-    return "—" if v is None else f"{v:.3g}x"
-
-
-def time_cell(res):
-    if res is None:
-        return "—"
-    if "error" in res:
-        return "error"
-    if not res["times"]:
-        return "—"
-    t, m = res["times"], statistics.median(res["times"])
-    return f"{fmt_time(m)} ({fmt_time(min(t), m)}–{fmt_time(max(t), m)})"
-
-
-def mark(ok):
-    return "?" if ok is None else ("✓" if ok else "✗ **missed**")
-
-
-def target_cell(cid, case_res):
-    parts = []
-    for kind, bound in TARGETS.get(cid, []):
-        v = target_value(case_res, kind)
-        label = {
-            "speedup": f"≥ {bound:g}x faster",
-            "over_hand": f"≤ {bound:.2f}x hand",
-            "memory": f"memory ≤ {bound:g}x",
-        }[kind]
-        if v is None:
-            parts.append(label)
-        else:
-            parts.append(f"{label}: {fmt_x(v)} {mark(target_met(kind, v, bound))}")
-    return "; ".join(parts) or "—"
-
-
-def worst_err(case_res):
-    errs = [r["rel_err"] for i, r in case_res.items() if i != "autograd" and r.get("rel_err") is not None]
-    if errs:
-        w = max(errs)
-        return f"{w:.1e}" + ("" if w <= TOLERANCE else " **FAIL**")
-    return "n/a (no autograd)" if any("grad" in r for r in case_res.values()) else "—"
-
-
-def summary_table(all_results):
-    head = [
-        "case",
-        "hand",
-        "fastgrad compiled",
-        "fastgrad pure",
-        "autograd",
-        "speed-up compiled",
-        "speed-up pure",
-        "compiled / hand",
-        "PERF.md target (compiled)",
-        "peak memory compiled vs autograd",
-        "max rel err",
-    ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for cid, res in all_results.items():
-        cp, ap = (res.get(i, {}).get("peak") for i in ("fastgrad-compiled", "autograd"))
-        mem = "—"
-        if cp is not None or ap is not None:
-            r = memory_ratio(res, "fastgrad-compiled")
-            mem = f"{fmt_bytes(cp)} vs {fmt_bytes(ap)}" + (f" ({r:.2g}x)" if r else "")
-        row = [TITLES.get(cid, cid)]
-        row += [time_cell(res.get(i)) for i in ("hand", "fastgrad-compiled", "fastgrad-pure", "autograd")]
-        row += [
-            fmt_x(speedup(res, "fastgrad-compiled")),
-            fmt_x(speedup(res, "fastgrad-pure")),
-            fmt_x(over_hand(res, "fastgrad-compiled")),
-            target_cell(cid, res),
-            mem,
-            worst_err(res),
-        ]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
-
-
-def scaling_table(all_results):
-    sizes = [c for c in asv_scenarios.SCALING if c in all_results]
-    if not sizes:
-        return None
-    impls = [i for i in SCALING_IMPLS if any(i in all_results[c] for c in sizes)]
-    head = ["primitives"] + [f"{i}: ns per primitive (min–max)" for i in impls]
-    if set(impls) == set(SCALING_IMPLS):
-        head.append("speed-up compiled")
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for c in sizes:
-        row = [f"10^{len(str(asv_scenarios.PRIMITIVES[c])) - 1}"]
-        for i in impls:
-            res = all_results[c].get(i)
-            if res and res.get("times"):
-                m, lo, hi = (fmt_ns(v) for v in per_primitive(res, c))
-                row.append(f"{m} ({lo}–{hi})")
-            else:
-                row.append("error" if res and "error" in res else "—")
-        if len(head) > len(impls) + 1:
-            row.append(fmt_x(speedup(all_results[c], "fastgrad-compiled")))
-        lines.append("| " + " | ".join(row) + " |")
-    row = ["**10^6 / 10^4**"]
-    for i in impls:
-        r = scaling_ratio(all_results, i)
-        bound = f"target ≤ {SCALING_BOUND}x" if i == "fastgrad-compiled" else f"issue quotes {SCALING_AUTOGRAD}x"
-        row.append("—" if r is None else f"**{r:.2f}x** ({bound})")
-    if len(head) > len(impls) + 1:
-        row.append("")
-    lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
-
-
-def memory_table(all_results):
-    cases = [c for c in ("W5", "W9", "W9-recompute") if c in all_results]
-    if not cases:
-        return None
-    lines = [
-        "| case | fastgrad compiled | fastgrad pure | autograd | compiled / autograd "
-        "| pure / autograd | target (compiled) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in cases:
-        res = all_results[c]
-        bound = dict(TARGETS[c])["memory"]
-        rc, rp = memory_ratio(res, "fastgrad-compiled"), memory_ratio(res, "fastgrad-pure")
-        peaks = [fmt_bytes(res.get(i, {}).get("peak")) for i in ("fastgrad-compiled", "fastgrad-pure", "autograd")]
-        ok = mark(target_met("memory", rc, bound))
-        lines.append(f"| {TITLES[c]} | " + " | ".join(peaks) + f" | {fmt_x(rc)} | {fmt_x(rp)} | ≤ {bound:g}x {ok} |")
-    return "\n".join(lines)
-
-
-def checks(all_results):
-    """[(description, value text, ok or None)] for every acceptance check that could be made."""
-    out = []
-    for cid, res in all_results.items():
-        for kind, bound in TARGETS.get(cid, []):
-            v = target_value(res, kind)
-            if v is not None:
-                what = {
-                    "speedup": f"autograd / fastgrad-compiled ≥ {bound:g}",
-                    "over_hand": f"fastgrad-compiled / hand ≤ {bound:.2f}",
-                    "memory": f"peak fastgrad-compiled / autograd ≤ {bound:g}",
-                }[kind]
-                out.append((f"{cid}: {what}", f"{v:.3g}", target_met(kind, v, bound)))
-        # (a variant trades time for memory on purpose: its target is the memory alone)
-        if cid not in asv_scenarios.SCALING and cid not in workloads.VARIANTS:
-            v = speedup(res, "fastgrad-pure")
-            if v is not None:
-                out.append((f"{cid}: fastgrad-pure not slower than autograd", f"{v:.3g}x", v >= 1.0))
-        for impl, r in res.items():
-            if "error" in r:
-                out.append((f"{cid}: {impl} ran", "error", False))
-        errs = {i: r["rel_err"] for i, r in res.items() if i != "autograd" and r.get("rel_err") is not None}
-        if errs:
-            worst = max(errs.values())
-            out.append(
-                (
-                    f"{cid}: gradients of {', '.join(errs)} vs autograd's, rel err ≤ 1e-10",
-                    f"worst {worst:.1e}",
-                    worst <= TOLERANCE,
-                )
-            )
-    r = scaling_ratio(all_results, "fastgrad-compiled")
-    if r is not None:
-        out.append(
-            (
-                f"scaling: fastgrad-compiled ns/primitive at 10^6 ≤ {SCALING_BOUND} x at 10^4",
-                f"{r:.2f}x",
-                r <= SCALING_BOUND,
-            )
-        )
-    return out
-
-
-def checks_section(all_results):
-    cs = checks(all_results)
-    failed = [c for c in cs if c[2] is False]
-    head = f"{len(cs) - len(failed)} of {len(cs)} checks pass" + (
-        "." if not failed else f"; missed: {', '.join(c[0] for c in failed)}."
-    )
-    lines = ["| check | value | |", "|---|---|---|"]
-    lines += [f"| {d} | {v} | {mark(ok)} |" for d, v, ok in cs]
-    return head + "\n\n" + "\n".join(lines)
-
-
-def details(all_results):
-    lines = [
-        "| case | implementation | rounds | calls/round | first call | median | min | max "
-        "| peak (tracemalloc) | rel err vs autograd | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for cid, res in all_results.items():
-        for impl, r in res.items():
-            if "error" in r:
-                lines.append(f"| {cid} | {impl} | | | | | | | | | {r['error'][:200]} |")
-                continue
-            if not r["times"]:
-                continue
-            err = "—" if r.get("rel_err") is None else "(reference)" if impl == "autograd" else f"{r['rel_err']:.1e}"
-            calls = f"{min(r['calls'])}–{max(r['calls'])}"
-            note = ", ".join(f"{k}={v}" for k, v in r["info"].items())
-            if cid in NO_MEMORY:
-                note += ", peak not measured"
-            lines.append(
-                f"| {cid} | {impl} | {len(r['times'])} | {calls} | "
-                f"{fmt_time(r['first_call'])} | {fmt_time(median(r))} | "
-                f"{fmt_time(min(r['times']))} | {fmt_time(max(r['times']))} | "
-                f"{fmt_bytes(r['peak'])} | {err} | {note} |"
-            )
-    return "\n".join(lines)
+MODES = ("one-process", "isolated")
+QUICK_MIXED_BIG_CALLS = 10
 
 
 # -------------------------------------------------------------------------------------- chart
@@ -397,6 +97,7 @@ def write_chart(all_results, path, subtitle):
         ("fastgrad-compiled", "fastgrad compiled", "#1f77b4"),
         ("fastgrad-pure", "fastgrad pure", "#9ecae1"),
         ("hand", "hand-written NumPy (floor)", "#bbbbbb"),
+        ("torch", "PyTorch eager", "#ff7f0e"),
     ]
     cases = [c for c, res in all_results.items() if any(speedup(res, i) for i, _, _ in series)]
     if not cases:
@@ -463,12 +164,16 @@ def write_chart(all_results, path, subtitle):
 
 
 def select_cases(spec, quick):
-    """Case ids from a comma-separated list of ids and groups (W, asv, scaling, all)."""
-    out = []
+    """(case ids, mixed?) from a comma-separated list of ids and groups (W, asv, scaling, mixed,
+    all)."""
+    out, with_mixed = [], False
     for item in spec.split(","):
         item = item.strip()
+        if item == MIXED:
+            with_mixed = True
+            continue
         if item == "all":
-            ids = [c for c in CASES if not (quick and c in QUICK_SKIPS)]
+            ids, with_mixed = [c for c in CASES if not (quick and c in QUICK_SKIPS)], True
         elif item in GROUPS:
             ids = [c for c in GROUPS[item] if not (quick and c in QUICK_SKIPS)]
         elif item in CASES:
@@ -476,7 +181,15 @@ def select_cases(spec, quick):
         else:
             raise ValueError(item)
         out += [c for c in ids if c not in out]
-    return [c for c in CASES if c in out]
+    return [c for c in CASES if c in out], with_mixed
+
+
+def case_impls(cid, impls):
+    """The implementations that run case ``cid``: the scaling chain only fastgrad-compiled and
+    autograd, the peers only the cases they implement."""
+    if cid in asv_scenarios.SCALING:
+        return [i for i in impls if i in SCALING_IMPLS]
+    return [i for i in impls if i not in peers.PEERS or cid in peers.CASES]
 
 
 def machine_line():
@@ -492,12 +205,13 @@ def machine_line():
     return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
 
 
-def versions(all_results):
+def versions(modes, mixed_res=None):
     v = {}
-    for res in all_results.values():
-        for impl, r in res.items():
-            if "info" in r and "version" in r["info"]:
-                v.setdefault(impl.split("-")[0], r["info"]["version"])
+    sources = [r for results in modes.values() for res in results.values() for r in res.items()]
+    sources += list((mixed_res or {}).items())
+    for impl, r in sources:
+        if "info" in r and "version" in r["info"]:
+            v.setdefault(impl.split("-")[0], r["info"]["version"])
     return ", ".join(f"{k} {val}" for k, val in sorted(v.items()))
 
 
@@ -507,26 +221,47 @@ def chart_path(md_path):
     return os.path.join(d, "speedup.png" if name == "latest.md" else os.path.splitext(name)[0] + ".png")
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
         "--cases",
         "--workloads",
         dest="cases",
         default="all",
-        help="comma-separated case ids (" + ",".join(CASES) + ") or groups (W, asv, scaling, all)",
+        help="comma-separated case ids (" + ",".join(CASES) + ") or groups (W, asv, scaling, mixed, all)",
     )
     ap.add_argument(
         "--impls",
-        default=",".join(ALL_IMPLS),
-        help="comma-separated subset of "
-        + ",".join(ALL_IMPLS)
-        + " (the scaling chain runs only "
-        + ",".join(SCALING_IMPLS)
-        + ")",
+        default=None,
+        help="comma-separated subset of " + ",".join(ALL_IMPLS) + " (default: all, the peers that are installed; "
+        "the scaling chain runs only " + ",".join(SCALING_IMPLS) + ")",
+    )
+    ap.add_argument(
+        "--isolated-impls",
+        default=",".join(CORE_IMPLS),
+        help="the implementations the isolated mode runs, among --impls (default: " + ",".join(CORE_IMPLS) + ")",
+    )
+    ap.add_argument(
+        "--mode",
+        choices=("both",) + MODES,
+        default="both",
+        help="one-process (the report's tables), isolated (fresh workers per case), or both (default)",
     )
     ap.add_argument("--rounds", type=int, default=None, help="rounds per implementation (5)")
     ap.add_argument("--min-time", type=float, default=None, help="seconds of repeated calls per round (0.2)")
+    ap.add_argument(
+        "--peer-budget",
+        type=float,
+        default=run.PEER_BUDGET,
+        help=f"a peer's case stops after the round that takes its rounds past this many seconds ({run.PEER_BUDGET:g})",
+    )
+    ap.add_argument(
+        "--mixed-big-calls",
+        type=int,
+        default=None,
+        help=f"W4 gradients in the mixed case's first round, for the RSS check ({mixed.BIG_CALLS}; "
+        f"{QUICK_MIXED_BIG_CALLS} with --quick)",
+    )
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -545,6 +280,12 @@ def main(argv=None):
         default=None,
         help="markdown path (results/latest.md; results/quick.md with --quick); the JSON and the chart go next to it",
     )
+    ap.add_argument(
+        "--compare",
+        metavar="JSON",
+        help="an earlier run's JSON: add a table of fastgrad's medians then and now, mode by mode "
+        "(a JSON from before the one-process mode counts as isolated)",
+    )
     ap.add_argument("--no-chart", action="store_true", help="do not draw the PNG chart")
     ap.add_argument(
         "--rerender",
@@ -552,24 +293,37 @@ def main(argv=None):
         help="measure nothing: rewrite the markdown and chart from a saved JSON "
         "(e.g. results/latest.json; written next to it unless --out)",
     )
-    a = ap.parse_args(argv)
+    return ap, ap.parse_args(argv)
 
-    try:
-        cids = select_cases(a.cases, a.quick)
-    except ValueError as e:
-        ap.error(f"unknown case: {e}")
-    impls = [i for i in ALL_IMPLS if i in a.impls.split(",")]
-    unknown = set(a.impls.split(",")) - set(ALL_IMPLS)
+
+def choose_impls(ap, spec):
+    """(implementations to run, {peer: why skipped}) from --impls (None: all, installed peers)."""
+    asked = ALL_IMPLS if spec is None else [i.strip() for i in spec.split(",")]
+    unknown = set(asked) - set(ALL_IMPLS)
     if unknown:
         ap.error(f"unknown implementation: {', '.join(sorted(unknown))}")
+    skipped = {p: peers.missing(p) for p in asked if p in peers.PEERS and peers.missing(p)}
+    return [i for i in ALL_IMPLS if i in asked and i not in skipped], skipped
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    ap, a = parse_args(argv)
+    try:
+        cids, with_mixed = select_cases(a.cases, a.quick)
+    except ValueError as e:
+        ap.error(f"unknown case: {e}")
+    impls, skipped = choose_impls(ap, a.impls)
+    isolated_impls = [i for i in impls if i in a.isolated_impls.split(",")]
     rounds = a.rounds or (3 if a.quick else 5)
     min_time = a.min_time or (0.05 if a.quick else 0.2)
+    big_calls = a.mixed_big_calls or (QUICK_MIXED_BIG_CALLS if a.quick else mixed.BIG_CALLS)
+    modes = MODES if a.mode == "both" else (a.mode,)
     if a.rerender:
         out = a.out or os.path.splitext(a.rerender)[0] + ".md"
-        return rerender(a.rerender, out, None if a.no_chart else chart_path(out))
+        return rerender(a.rerender, out, None if a.no_chart else chart_path(out), a.compare)
     out = a.out or os.path.join(HERE, "results", "quick.md" if a.quick else "latest.md")
     stem = os.path.splitext(out)[0]
-    chart = chart_path(out)
 
     if a.steady_malloc:
         run.Worker.extra_env = run.STEADY_MALLOC_ENV
@@ -578,28 +332,60 @@ def main(argv=None):
     def log(msg):
         print(f"[{time.time() - t_start:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
-    all_results = {}
+    for p, why in skipped.items():
+        log(f"{p}: skipped ({why})")
+    measured, mixed_res, rss, timings = {}, None, {}, {}
     with tempfile.TemporaryDirectory(prefix="fastgrad-bench-") as tmpdir:
-        for cid in cids:
-            case_impls = [i for i in impls if cid not in asv_scenarios.SCALING or i in SCALING_IMPLS]
-            if not case_impls:
-                continue
-            log(f"{cid}: {', '.join(case_impls)}")
-            all_results[cid] = run.measure_case(
-                cid, case_impls, rounds, min_time, tmpdir, memory=cid not in NO_MEMORY, log=log
+        if "one-process" in modes and cids:
+            t0 = time.time()
+            impls_of = {c: case_impls(c, impls) for c in cids}
+            impls_of = {c: v for c, v in impls_of.items() if v}
+            results, rss = run.measure_one_process(
+                impls_of,
+                rounds,
+                min_time,
+                tmpdir,
+                memory_cases=set(cids) - NO_MEMORY,
+                log=log,
+                peer_budget=a.peer_budget,
             )
-            run.check_errors(cid, all_results[cid], tmpdir)
-            for impl, r in all_results[cid].items():
-                if r.get("times"):
-                    log(
-                        f"  {cid} {impl}: median {fmt_time(median(r))}, rel err "
-                        + ("—" if r.get("rel_err") is None else f"{r['rel_err']:.1e}")
-                    )
+            for cid, res in results.items():
+                run.check_errors(cid, res, tmpdir)
+            measured["one-process"] = results
+            timings["one-process"] = time.time() - t0
+        if "isolated" in modes and cids:
+            t0 = time.time()
+            measured["isolated"] = {}
+            for cid in cids:
+                ci = case_impls(cid, isolated_impls)
+                if not ci:
+                    continue
+                log(f"isolated {cid}: {', '.join(ci)}")
+                res = run.measure_case(
+                    cid, ci, rounds, min_time, tmpdir, memory=cid not in NO_MEMORY, log=log, peer_budget=a.peer_budget
+                )
+                run.check_errors(cid, res, tmpdir)
+                measured["isolated"][cid] = res
+            timings["isolated"] = time.time() - t0
+        if with_mixed:
+            t0 = time.time()
+            log(f"mixed: {', '.join(impls)}")
+            mixed_res = mixed.measure_mixed(impls, rounds, min_time, tmpdir, big_calls=big_calls, log=log)
+            timings["mixed"] = time.time() - t0
+        for results in measured.values():
+            for cid, res in results.items():
+                for impl, r in res.items():
+                    if r.get("times"):
+                        log(
+                            f"  {cid} {impl}: median {fmt_time(median(r))}, rel err "
+                            + ("—" if r.get("rel_err") is None else f"{r['rel_err']:.1e}")
+                        )
+                    r.pop("grad", None)
     elapsed, load_end = time.time() - t_start, os.getloadavg()
 
     import numpy
 
-    cmd = " ".join(["python benchmarks/report.py"] + list(sys.argv[1:] if argv is None else argv))
+    cmd = " ".join(["python benchmarks/report.py"] + list(argv))
     meta = {
         "command": cmd,
         "date": time.strftime("%Y-%m-%d %H:%M"),
@@ -608,75 +394,136 @@ def main(argv=None):
         "quick": a.quick,
         "steady_malloc": a.steady_malloc,
         "elapsed_s": elapsed,
+        "mode_s": timings,
         "loadavg_start": load_start,
         "loadavg_end": load_end,
         "machine": machine_line(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
+        "peers_skipped": skipped,
+        "peer_budget": a.peer_budget,
     }
-    for res in all_results.values():
-        for r in res.values():
-            r.pop("grad", None)
+    data = {**meta, "modes": measured, "mixed": mixed_res, "rss": rss}
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(stem + ".json", "w") as f:
-        json.dump({**meta, "results": all_results}, f, indent=1)
-    return render(all_results, meta, out, None if a.no_chart else chart)
+        json.dump(data, f, indent=1)
+    return render(data, out, None if a.no_chart else chart_path(out), a.compare)
 
 
-def render(all_results, meta, out, chart):
-    """Write the markdown report to ``out`` and the chart to ``chart`` (None: no chart)."""
+def header(data, modes):
+    meta = data
     rounds, min_time = meta["rounds"], meta["min_time"]
     kind = "quick smoke run, not a measurement" if meta["quick"] else "PERF.md method"
     malloc = "steady (`--steady-malloc`)" if meta["steady_malloc"] else "default (glibc trims and mmaps freed memory)"
     cpus = meta.get("cpus") or os.cpu_count() or 1
     load_start, load_end = meta["loadavg_start"], meta["loadavg_end"]
-    subtitle = f"{meta['date']}, {cpus} CPUs, {rounds} rounds of >= {min_time} s, medians" + (
-        ", QUICK" if meta["quick"] else ""
+    took = f"took {meta['elapsed_s'] / 60:.1f} min"
+    if meta.get("mode_s"):
+        took += " (" + ", ".join(f"{k} {v / 60:.1f} min" for k, v in meta["mode_s"].items()) + ")"
+    main_mode = "one-process" if "one-process" in modes else "isolated"
+    skipped = meta.get("peers_skipped") or {}
+    lines = [
+        f"# fastgrad benchmark report ({kind})",
+        "",
+        f"`{meta['command']}` — {meta['date']}, {took}.",
+        "",
+        f"- Method: each implementation in its own worker process, {rounds} alternated "
+        f"round{'s' if rounds != 1 else ''} of "
+        f">= {min_time} s of repeated gradient calls (at least one call) per implementation and case, "
+        "BLAS on one thread, garbage collector on; time per call = round total / calls; "
+        "medians (min–max over the rounds), ratios of medians. Peak memory: tracemalloc peak of "
+        "one gradient call after the rounds, minus what was traced before it (not measured for "
+        "the scaling chain, nor for PyTorch and JAX, whose buffers NumPy does not allocate). Gradients "
+        "compared with autograd's (relative error max|g - g_ag| / max|g_ag| per array, must be <= 1e-10).",
+        "- Modes: **one process** — each implementation runs every case one after another in one "
+        "worker, the cases in a rotated order in each round (as a user's program runs them); "
+        "**isolated** — each case in fresh workers. "
+        f"Tables below are from the {main_mode} mode"
+        + (", the isolated mode as a second column and in its own table." if len(modes) > 1 else "."),
+        f"- Peers (other systems, each in its own idiom: benchmarks/peers/): a peer's case stops after the "
+        f"round that takes its rounds past {meta.get('peer_budget', run.PEER_BUDGET):g} s (details give the rounds)"
+        + ("; not installed, skipped: " + ", ".join(f"{p} ({w})" for p, w in skipped.items()) if skipped else "")
+        + ".",
+        f"- Machine: {meta['machine']}; Python {meta['python']}, NumPy "
+        f"{meta['numpy']}, {versions(data['modes'], data.get('mixed'))}; glibc malloc {malloc}.",
+        f"- Load average (1/5/15 min) at start {'/'.join(f'{x:.2f}' for x in load_start)}, at "
+        f"end {'/'.join(f'{x:.2f}' for x in load_end)}"
+        + (
+            " — the machine was busy: trust ratios more than absolute times."
+            if max(load_start[0], load_end[0]) > 0.5 * cpus
+            else "."
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def load_modes(json_path):
+    """{mode: results} and a label of a saved report JSON (older ones: {"results": isolated})."""
+    with open(json_path) as f:
+        data = json.load(f)
+    label = f"`{os.path.basename(json_path)}` ({data.get('date', 'date not recorded')})"
+    return data.get("modes") or {"isolated": data.get("results", {})}, label
+
+
+def render(data, out, chart, compare=None):
+    """Write the markdown report to ``out`` and the chart to ``chart`` (None: no chart); with
+    ``compare`` (a saved JSON), a table against that run."""
+    modes = data["modes"]
+    main_mode = "one-process" if "one-process" in modes else "isolated"
+    main_res = modes.get(main_mode, {})
+    isolated = modes.get("isolated") if main_mode == "one-process" else None
+    mixed_res = data.get("mixed")
+    cpus = data.get("cpus") or os.cpu_count() or 1
+    subtitle = (
+        f"{data['date']}, {cpus} CPUs, {data['rounds']} rounds of >= {data['min_time']} s, medians, {main_mode}"
+        + (", QUICK" if data["quick"] else "")
     )
-    chart_note = "--no-chart" if chart is None else write_chart(all_results, chart, subtitle)
-    header = "\n".join(
-        [
-            f"# fastgrad benchmark report ({kind})",
-            "",
-            f"`{meta['command']}` — {meta['date']}, took {meta['elapsed_s'] / 60:.1f} min.",
-            "",
-            f"- Method: each implementation in its own worker process, {rounds} alternated "
-            f"round{'s' if rounds != 1 else ''} of "
-            f">= {min_time} s of repeated gradient calls (at least one call) per implementation, "
-            "BLAS on one thread, garbage collector on; time per call = round total / calls; "
-            "medians (min–max over the rounds), ratios of medians. Peak memory: tracemalloc peak of "
-            "one gradient call after the rounds, minus what was traced before it (not measured for "
-            "the scaling chain). Gradients compared with autograd's (relative error "
-            "max|g - g_ag| / max|g_ag| per array, must be <= 1e-10).",
-            f"- Machine: {meta['machine']}; Python {meta['python']}, NumPy "
-            f"{meta['numpy']}, {versions(all_results)}; glibc malloc {malloc}.",
-            f"- Load average (1/5/15 min) at start {'/'.join(f'{x:.2f}' for x in load_start)}, at "
-            f"end {'/'.join(f'{x:.2f}' for x in load_end)}"
-            + (
-                " — the machine was busy: trust ratios more than absolute times."
-                if max(load_start[0], load_end[0]) > 0.5 * cpus
-                else "."
-            ),
-        ]
-    )
-    parts = [header, "## Speed-up over autograd"]
+    chart_note = "--no-chart" if chart is None else write_chart(main_res, chart, subtitle)
+    parts = [header(data, list(modes)), "## Speed-up over autograd"]
     if chart_note is None:
         parts.append(f"![speed-up over autograd per case]({os.path.basename(chart)})")
     else:
         parts.append(f"(chart skipped: {chart_note})")
-    parts += ["## Summary", summary_table(all_results)]
-    st = scaling_table(all_results)
+    if main_res:
+        parts += [f"## Summary ({main_mode} mode)", summary_table(main_res, isolated)]
+    c16 = issue16_checks(main_res, mixed_res)
+    parts += ["## Issue #16 acceptance (fastgrad compiled" + (f", {main_mode} mode)" if main_res else ")")]
+    mt = mixed_table(mixed_res)
+    if mt:
+        n = next((r.get("big_calls") for r in mixed_res.values() if r.get("big_calls")), None)
+        parts += [
+            "Mixed case (mixed.py): in a fresh process per round, `grad(lambda a: a**2)(2.0)` timed, one "
+            f"W4 gradient (10^6 elements), the small gradient timed again; in the first round {n} W4 "
+            "gradients in all, then the small gradient once more, with the resident set size before the "
+            "first W4 gradient, after it and after the last.",
+            mt,
+        ]
+    parts.append(checks_section(c16, wording=met))
+    pt = peers_table(main_res)
+    if pt:
+        parts += [f"## Against other systems ({main_mode} mode)", pt]
+        jt = jit_table(main_res)
+        if jt:
+            parts += ["JAX jit: the first call traces and compiles (reported here, never inside the median):", jt]
+    if isolated:
+        mt2 = modes_table(main_res, isolated)
+        if mt2:
+            parts += ["## One process vs isolated (medians; ratio > 1: slower in one process)", mt2]
+    if compare:
+        ct = compare_table(modes, *load_modes(compare))
+        parts += ["## Against an earlier run (fastgrad's medians)", ct or "(no case and mode in common)"]
+    st = scaling_table(main_res)
     if st:
         parts += ["## Cost per primitive vs graph size (chain `x = x * 1.0000001`, GC on)", st]
-    mt = memory_table(all_results)
+    mt = memory_table(main_res)
     if mt:
         parts += ["## Peak memory of one gradient call (tracemalloc)", mt]
     parts += [
         "## Acceptance checks (PERF.md targets, correctness)",
-        checks_section(all_results),
+        checks_section(checks(main_res)),
         "## Details",
-        details(all_results),
+        details(modes, data.get("rss")),
     ]
     text = "\n\n".join(parts) + "\n"
     print(text)
@@ -692,8 +539,9 @@ def render(all_results, meta, out, chart):
     return 0
 
 
-def rerender(json_path, out, chart):
-    """Rewrite the markdown and the chart from a saved JSON, without measuring again."""
+def rerender(json_path, out, chart, compare=None):
+    """Rewrite the markdown and the chart from a saved JSON, without measuring again.  A JSON of
+    the report before the one-process mode existed ({"results": ...}) is its isolated mode."""
     with open(json_path) as f:
         data = json.load(f)
     import numpy
@@ -705,14 +553,18 @@ def rerender(json_path, out, chart):
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "command": "python benchmarks/report.py (options not recorded)",
+        "rounds": "?",
+        "min_time": "?",
         "quick": False,
         "steady_malloc": False,
         "elapsed_s": float("nan"),
         "loadavg_start": [float("nan")] * 3,
         "loadavg_end": [float("nan")] * 3,
     }
-    meta.update({k: v for k, v in data.items() if k != "results"})
-    return render(data["results"], meta, out, chart)
+    meta.update(data)
+    if "modes" not in meta:
+        meta["modes"] = {"isolated": meta.pop("results", {})}
+    return render(meta, out, chart, compare)
 
 
 if __name__ == "__main__":

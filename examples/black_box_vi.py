@@ -31,6 +31,7 @@ def log_target(z):
     return -0.5 * (z1 / 1.5) ** 2 - 0.5 * ((z2 - 0.3 * z1**2 - 0.6 * z1 + 1.0) / 0.5) ** 2
 
 
+# gallery-start
 def samples(params, eps):
     """z = mu + L eps for the rows of eps."""
     mu1, mu2, a, b, c = params[0], params[1], params[2], params[3], params[4]
@@ -44,22 +45,35 @@ def negative_elbo(params, eps):
     return -(np.mean(log_target(samples(params, eps))) + entropy)
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, num_samples=100, step_size=0.05, seed=0, verbose=True):
+# gallery-end
+
+
+def main(
+    num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, num_samples=100, step_size=0.05, seed=0, verbose=True, callback=None
+):
+    """Fit q; ``callback(i, loss)`` is called with the -ELBO estimate before each Adam step."""
     params = np.array([1.0, 1.0, 0.0, 0.0, 0.0])  # mean (1, 1), identity covariance
     eval_eps = np.random.RandomState(seed + 1).randn(5000, 2)  # fixed, for a smooth curve
 
+    # gallery-start
     def objective(params, i):
         eps = np.random.RandomState(seed * 100003 + i).randn(num_samples, 2)  # fresh per step
         return negative_elbo(params, eps)
 
+    # gallery-end
+
     losses = []
 
-    def callback(params, i, g):
+    def monitor(params, i, g):
         losses.append(float(negative_elbo(params, eval_eps)))
+        if callback is not None:
+            callback(i, losses[-1])
         if verbose and i % 50 == 0:
             print(f"iteration {i:4d}  -ELBO {losses[-1]:.4f}")
 
-    params = adam(grad(objective), params, callback=callback, num_iters=num_iters, step_size=step_size)
+    # gallery-start
+    params = adam(grad(objective), params, callback=monitor, num_iters=num_iters, step_size=step_size)
+    # gallery-end
     losses.append(float(negative_elbo(params, eval_eps)))
     mu = params[:2]
     L = np.array([[np.exp(params[2]), 0.0], [params[4], np.exp(params[3])]])

@@ -51,6 +51,7 @@ def log_softmax(logits):
     return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
 
 
+# gallery-start
 def sequence_loss(params, windows):
     """Mean negative log-likelihood (nats per character) of windows[:, 1:] given windows[:, :-1]."""
     batch, length = windows.shape
@@ -62,6 +63,9 @@ def sequence_loss(params, windows):
     logits = np.stack(states, axis=1) @ params["W_out"] + params["b_out"]  # (batch, T, vocab)
     targets = np.eye(params["b_out"].shape[0])[windows[:, 1:]]  # one-hot
     return -np.sum(log_softmax(logits) * targets) / (batch * (length - 1))
+
+
+# gallery-end
 
 
 def sample(params, alphabet, prompt, length, rng, temperature=0.7):
@@ -81,12 +85,23 @@ def sample(params, alphabet, prompt, length, rng, temperature=0.7):
 
 
 def main(
-    num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, hidden=96, window=33, batch=32, step_size=0.01, seed=0, verbose=True
+    num_iters=NUM_ITERS,
+    plot_path=DEFAULT_PLOT,
+    hidden=96,
+    window=33,
+    batch=32,
+    step_size=0.01,
+    seed=0,
+    verbose=True,
+    callback=None,
 ):
+    """Train, then sample; ``callback(i, loss)`` is called with each minibatch's loss."""
     text, alphabet, codes = load_text()
     rng = np.random.RandomState(seed)
     params = init_params(rng, len(alphabet), hidden)
+    # gallery-start
     loss_and_grad = value_and_grad(sequence_loss)
+    # gallery-end
     losses = []
 
     def gradient(params, i):
@@ -94,11 +109,15 @@ def main(
         windows = codes[starts[:, None] + np.arange(window)]
         value, g = loss_and_grad(params, windows)
         losses.append(float(value))
+        if callback is not None:
+            callback(i, losses[-1])
         if verbose and i % 100 == 0:
             print(f"iteration {i:4d}  loss {value:.3f} nats/char")
         return g
 
+    # gallery-start
     params = adam(gradient, params, num_iters=num_iters, step_size=step_size)
+    # gallery-end
     generated = sample(params, alphabet, "The keeper ", 300, np.random.RandomState(seed))
     if verbose:
         print(

@@ -42,6 +42,7 @@ def kernel(a, b, signal, length):
     return signal * np.exp(-0.5 * sq_dist / length**2)
 
 
+# gallery-start
 def negative_log_marginal_likelihood(theta, x, y):
     signal, length, noise, mean = unpack(theta)
     K = kernel(x, x, signal, length) + (noise + 1e-6) * np.eye(len(x))
@@ -49,6 +50,9 @@ def negative_log_marginal_likelihood(theta, x, y):
     r = y - mean
     alpha = sla.cho_solve((L, True), r)
     return 0.5 * np.dot(r, alpha) + np.sum(np.log(np.diagonal(L))) + 0.5 * len(x) * np.log(2.0 * np.pi)
+
+
+# gallery-end
 
 
 def posterior(theta, x, y, x_new):
@@ -63,7 +67,8 @@ def posterior(theta, x, y, x_new):
     return mu, np.sqrt(np.maximum(var, 0.0))
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, seed=0, verbose=True):
+def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, seed=0, verbose=True, callback=None):
+    """Fit; ``callback(i, loss)`` is called after each L-BFGS-B iteration."""
     rng = np.random.RandomState(seed)
     x, y = make_data(rng)
     theta0 = np.array([0.0, np.log(0.3), np.log(1.0), 0.0])  # a poor starting point
@@ -73,14 +78,18 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, seed=0, verbose=True):
 
     losses = [float(objective(theta0))]
 
-    def callback(theta):
+    def monitor(theta):
         losses.append(float(objective(theta)))
+        if callback is not None:
+            callback(len(losses) - 1, losses[-1])
         if verbose:
             print(f"iteration {len(losses) - 1:3d}  negative log marginal likelihood {losses[-1]:.4f}")
 
+    # gallery-start
     result = minimize(
-        objective, theta0, jac=grad(objective), method="L-BFGS-B", callback=callback, options={"maxiter": num_iters}
+        objective, theta0, jac=grad(objective), method="L-BFGS-B", callback=monitor, options={"maxiter": num_iters}
     )
+    # gallery-end
     theta = result.x
     signal, length, noise, mean = unpack(theta)
     if verbose:

@@ -35,6 +35,7 @@ def features(X):
     return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
 
 
+# gallery-start
 def loss(w, F, y, l2=1e-3):
     """Mean logistic loss of the logits F @ w for labels y in {0, 1}, plus l2 * |w|^2."""
     logits = F @ w
@@ -42,11 +43,16 @@ def loss(w, F, y, l2=1e-3):
     return np.mean(np.logaddexp(0.0, -sign * logits)) + l2 * np.sum(w**2)
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.5, seed=0, verbose=True):
+# gallery-end
+
+
+def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.5, seed=0, verbose=True, callback=None):
+    """Train; ``callback(i, loss)`` is called after each step's loss is computed."""
     rng = np.random.RandomState(seed)
     X, y = make_data(rng)
     F = features(X)
     w = np.zeros(F.shape[1])
+    # gallery-start
     loss_and_grad = value_and_grad(loss)
 
     losses = []
@@ -54,6 +60,9 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.5, seed=0, ver
         value, g = loss_and_grad(w, F, y)
         losses.append(float(value))
         w = w - step_size * g
+        # gallery-end
+        if callback is not None:
+            callback(i, losses[-1])
         if verbose and i % 50 == 0:
             print(f"iteration {i:4d}  loss {value:.4f}")
     losses.append(float(loss(w, F, y)))

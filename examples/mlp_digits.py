@@ -43,6 +43,7 @@ def log_softmax(logits):
     return shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
 
 
+# gallery-start
 def predict_log_probs(params, X):
     h = X
     for W, b in params[:-1]:
@@ -57,11 +58,17 @@ def loss(params, X, Y, l2=1e-4):
     return -np.mean(np.sum(predict_log_probs(params, X) * Y, axis=1)) + l2 * penalty
 
 
+# gallery-end
+
+
 def accuracy(params, X, Y):
     return float(np.mean(np.argmax(predict_log_probs(params, X), axis=1) == np.argmax(Y, axis=1)))
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=0.01, seed=0, verbose=True):
+def main(
+    num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=0.01, seed=0, verbose=True, callback=None
+):
+    """Train; ``callback(i, loss)`` is called with the training loss before each Adam step."""
     rng = np.random.RandomState(seed)
     (X_train, Y_train), (X_test, Y_test), test_images = load_data(rng)
     params = init_params(rng, [64, 64, 10])
@@ -73,14 +80,18 @@ def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, batch_size=128, step_size=
 
     losses, test_accuracies = [], []
 
-    def callback(params, i, g):
+    def monitor(params, i, g):
         losses.append(float(loss(params, X_train, Y_train)))
+        if callback is not None:
+            callback(i, losses[-1])
         if i % 25 == 0 or i == num_iters - 1:
             test_accuracies.append((i, accuracy(params, X_test, Y_test)))
         if verbose and i % 100 == 0:
             print(f"iteration {i:4d}  train loss {losses[-1]:.4f}  test accuracy {test_accuracies[-1][1]:.1%}")
 
-    params = adam(grad(batch_loss), params, callback=callback, num_iters=num_iters, step_size=step_size)
+    # gallery-start
+    params = adam(grad(batch_loss), params, callback=monitor, num_iters=num_iters, step_size=step_size)
+    # gallery-end
     losses.append(float(loss(params, X_train, Y_train)))
     final_accuracy = accuracy(params, X_test, Y_test)
     if verbose:

@@ -43,6 +43,7 @@ def init_params(rng, hidden=16):
     return [0.5 * rng.randn(2, hidden), np.zeros(hidden), 0.1 * rng.randn(hidden, 2), np.zeros(2)]
 
 
+# gallery-start
 def network_field(y, t, W1, b1, W2, b2):
     """dy/dt as the model sees it: a one-hidden-layer tanh network of the state."""
     return np.tanh(y @ W1 + b1) @ W2 + b2
@@ -56,22 +57,32 @@ def loss(params, y0, t, observed):
     return np.mean((trajectory(params, y0, t) - observed) ** 2)
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.03, seed=0, verbose=True):
+# gallery-end
+
+
+def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, step_size=0.03, seed=0, verbose=True, callback=None):
+    """Train; ``callback(i, loss)`` is called with each step's mean squared error."""
     rng = np.random.RandomState(seed)
     t, y0, observed = make_data(rng)
     params = init_params(rng)
     initial_fit = trajectory(params, y0, t)
+    # gallery-start
     loss_and_grad = value_and_grad(loss)
+    # gallery-end
     losses = []
 
     def gradient(params, i):
         value, g = loss_and_grad(params, y0, t, observed)
         losses.append(float(value))
+        if callback is not None:
+            callback(i, losses[-1])
         if verbose and i % 25 == 0:
             print(f"iteration {i:4d}  mean squared error {value:.5f}")
         return g
 
+    # gallery-start
     params = adam(gradient, params, num_iters=num_iters, step_size=step_size)
+    # gallery-end
     losses.append(float(loss(params, y0, t, observed)))
     if verbose:
         print(f"final mean squared error {losses[-1]:.5f}")

@@ -25,29 +25,42 @@ DIM = 50
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "newton_cg.png")
 
 
+# gallery-start
 def rosenbrock(x):
     """sum_i 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2; its minimum is 0 at x = (1, ..., 1)."""
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
-def run(method, x0, num_iters, **derivatives):
+# gallery-end
+
+
+def run(method, x0, num_iters, callback=None, **derivatives):
     losses = [float(rosenbrock(x0))]
+
+    def monitor(x):
+        losses.append(float(rosenbrock(x)))
+        if callback is not None:
+            callback(len(losses) - 1, losses[-1])
+
     result = minimize(
         rosenbrock,
         x0,
         method=method,
-        callback=lambda x: losses.append(float(rosenbrock(x))),
+        callback=monitor,
         options={"maxiter": num_iters},
         **derivatives,
     )
     return result, losses
 
 
-def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, dim=DIM, seed=0, verbose=True):
+def main(num_iters=NUM_ITERS, plot_path=DEFAULT_PLOT, dim=DIM, seed=0, verbose=True, callback=None):
+    """Minimise; ``callback(i, value)`` is called after each Newton-CG iteration."""
     x0 = np.random.RandomState(seed).uniform(-1.5, 1.5, dim)
+    # gallery-start
     hvp = hessian_vector_product(rosenbrock)  # hvp(x, v) = H(x) @ v
 
-    newton, losses = run("Newton-CG", x0, num_iters, jac=grad(rosenbrock), hessp=hvp)
+    newton, losses = run("Newton-CG", x0, num_iters, callback, jac=grad(rosenbrock), hessp=hvp)
+    # gallery-end
     lbfgs, lbfgs_losses = run("L-BFGS-B", x0, num_iters, jac=grad(rosenbrock))
     if verbose:
         print(

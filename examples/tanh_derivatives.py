@@ -24,18 +24,23 @@ ORDER = 6
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "tanh_derivatives.png")
 
 
-def derivatives(fun, x, order):
-    """[fun(x), fun'(x), ..., fun^(order)(x)]."""
+# gallery-start
+def derivatives(fun, x, order, callback=None):
+    """[fun(x), fun'(x), ..., fun^(order)(x)]; ``callback(k, values[k])`` after each one."""
     values, f = [fun(x)], fun
-    for _ in range(order):
+    for k in range(1, order + 1):
         f = elementwise_grad(f)
         values.append(f(x))
+        # gallery-end
+        if callback is not None:
+            callback(k, values[-1])
     return values
 
 
-def main(order=ORDER, plot_path=DEFAULT_PLOT, num_points=400, verbose=True):
+def main(order=ORDER, plot_path=DEFAULT_PLOT, num_points=400, verbose=True, callback=None):
+    """Differentiate; ``callback(k, values)`` is called with the k-th derivative on the grid."""
     x = np.linspace(-7.0, 7.0, num_points)
-    values = derivatives(np.tanh, x, order)
+    values = derivatives(np.tanh, x, order, callback)
     t = np.tanh(x)
     closed_forms = [t, 1.0 - t**2, -2.0 * t * (1.0 - t**2), -2.0 * (1.0 - t**2) * (1.0 - 3.0 * t**2)]
     errors = [float(np.max(np.abs(v - c))) for v, c in zip(values, closed_forms)]

@@ -111,7 +111,7 @@ else
         "$py" -m pip install --upgrade pip &&
         # the build requirements of pyproject.toml, installed first: the build below runs
         # without isolation so that it sees FASTGRAD_SANITIZE and this Cython
-        "$py" -m pip install "setuptools>=64" wheel "Cython>=3.0" "numpy>=1.24" &&
+        "$py" -m pip install "setuptools>=77" wheel "Cython>=3.0" "numpy>=1.24" &&
         (cd "$copy" && "$py" -m pip install -v --no-build-isolation ".[test,examples]")
     } >"$out/build.log" 2>&1 \
         || { tail -40 "$out/build.log" >&2; die "installing the sanitized copy failed (log: $out/build.log)"; }

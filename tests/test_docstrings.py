@@ -15,7 +15,6 @@ re-exports them (``fastgrad.tracer`` or ``fastgrad.core``): ENGINE_NAMES says wh
 the test requires an example line there that uses the name.
 """
 
-import ast
 import collections.abc
 import contextlib
 import doctest
@@ -23,10 +22,8 @@ import importlib
 import inspect
 import re
 import sys
-import types
 import typing
 import warnings
-from pathlib import Path
 
 import numpy
 import pytest
@@ -368,55 +365,5 @@ def test_unannotated_operator_keeps_the_generic_signature():
     assert twice(lambda a, b: a + b, 1)(1.0, 2.0) == 6.0
 
 
-def _render(annotation):
-    """A run-time annotation written the way a stub spells it (``int | Sequence[int]``)."""
-    if annotation is typing.Any:
-        return "Any"
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Union or origin is types.UnionType:
-        return " | ".join(_render(a) for a in args)
-    if origin is collections.abc.Callable:
-        params, result = args
-        params = "..." if params is Ellipsis else "[{}]".format(", ".join(map(_render, params)))
-        return "Callable[{}, {}]".format(params, _render(result))
-    if origin is not None:
-        return "{}[{}]".format(origin.__name__, ", ".join(map(_render, args)))
-    if isinstance(annotation, type):
-        return annotation.__name__
-    raise AssertionError("cannot render annotation {!r}".format(annotation))
-
-
-def _stub_functions(path):
-    tree = ast.parse(Path(path).read_text())
-    functions, exported = {}, None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            functions[node.name] = node
-        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "__all__":
-            exported = ast.literal_eval(node.value)
-    return functions, exported
-
-
-def test_stub_of_differential_operators_matches_the_module():
-    from fastgrad import differential_operators as module
-
-    stub = Path(module.__file__).with_suffix(".pyi")
-    functions, exported = _stub_functions(stub)
-    assert exported == module.__all__
-    assert set(functions) == set(module.__all__)
-    for name, node in functions.items():
-        runtime = inspect.signature(getattr(module, name))
-        positional = node.args.args
-        defaults = [None] * (len(positional) - len(node.args.defaults)) + node.args.defaults
-        assert not (node.args.vararg or node.args.kwarg or node.args.kwonlyargs), name
-        assert [a.arg for a in positional] == list(runtime.parameters), name
-        for arg, default, param in zip(positional, defaults, runtime.parameters.values()):
-            assert param.kind is param.POSITIONAL_OR_KEYWORD, (name, arg.arg)
-            if default is None:
-                assert param.default is param.empty, (name, arg.arg)
-            elif not (isinstance(default, ast.Constant) and default.value is Ellipsis):
-                assert ast.literal_eval(default) == param.default, (name, arg.arg)
-            else:
-                assert param.default is not param.empty, (name, arg.arg)
-            assert ast.unparse(arg.annotation) == _render(param.annotation), (name, arg.arg)
-        assert ast.unparse(node.returns) == _render(runtime.return_annotation), name
+# The stub differential_operators.pyi is compared with the module in tests/typing/test_stubs.py
+# (and by mypy.stubtest in CI).

@@ -30,6 +30,11 @@ SMALL_RUNS = {
     "neural_ode": ({"num_iters": 12}, ["scipy"]),
     "newton_cg": ({"num_iters": 15, "dim": 10}, ["scipy"]),
     "char_rnn": ({"num_iters": 40, "hidden": 32}, []),
+    # Dask in this process (no cluster): tests/backends/test_dask_cluster.py runs one
+    "dask_logistic_regression": (
+        {"num_iters": 4, "n_rows": 40_000, "chunk_rows": 10_000, "local_cluster": False},
+        ["dask"],
+    ),
 }
 
 
@@ -47,10 +52,23 @@ def run_small(name, tmp_path):
     for module in needs:
         pytest.importorskip(module)
     plot = tmp_path / f"{name}.png"
-    result = load_example(name).main(plot_path=str(plot), verbose=False, **kwargs)
+    progress = []
+    result = load_example(name).main(
+        plot_path=str(plot), verbose=False, callback=lambda i, loss: progress.append((i, loss)), **kwargs
+    )
     assert plot.read_bytes()[:8] == PNG_MAGIC, f"{name} did not write a PNG to {plot}"
     assert plot.stat().st_size > 10_000, "suspiciously small plot"
+    assert_progress_reported(progress, result["losses"])
     return result
+
+
+def assert_progress_reported(progress, losses):
+    """The callback saw every iteration, in order, with the loss the example recorded."""
+    steps = [i for i, _ in progress]
+    assert len(progress) >= 3 and steps == sorted(set(steps)), steps
+    assert steps[-1] - steps[0] == len(steps) - 1, "an iteration was not reported"
+    reported = [loss for _, loss in progress]
+    assert all(loss in losses for loss in reported), (reported, losses)
 
 
 def assert_loss_decreased(losses):
@@ -69,6 +87,12 @@ def test_every_example_is_covered():
     scripts = {p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.stem.startswith("_")}
     assert len(scripts) >= 8
     assert scripts == set(SMALL_RUNS) | {"tanh_derivatives"}
+
+
+def test_dask_logistic_regression(tmp_path):
+    result = run_small("dask_logistic_regression", tmp_path)
+    assert_loss_decreased(result["losses"])
+    assert result["gradient_check"] <= 1e-10  # fastgrad's first gradient vs the hand-written one
 
 
 def test_logistic_regression(tmp_path):
@@ -130,10 +154,15 @@ def test_char_rnn(tmp_path):
 
 def test_tanh_derivatives(tmp_path):
     plot = tmp_path / "tanh.png"
-    result = load_example("tanh_derivatives").main(order=6, plot_path=str(plot), verbose=False)
+    progress = []
+    result = load_example("tanh_derivatives").main(
+        order=6, plot_path=str(plot), verbose=False, callback=lambda k, v: progress.append((k, v))
+    )
     assert plot.read_bytes()[:8] == PNG_MAGIC
     x, values = result["x"], result["derivatives"]
     assert len(values) == 7
+    assert [k for k, _ in progress] == [1, 2, 3, 4, 5, 6]
+    assert all(v is values[k] for k, v in progress)
     assert max(result["closed_form_errors"]) < 1e-12
     # tanh is odd, so its derivatives alternate between even and odd functions ...
     for k, v in enumerate(values):
@@ -143,6 +172,11 @@ def test_tanh_derivatives(tmp_path):
     for lower, higher in zip(values[3:], values[4:]):
         slope = (lower[2:] - lower[:-2]) / (2 * h)
         assert onp.max(onp.abs(slope - higher[1:-1])) < 0.01 * onp.max(onp.abs(higher))
+
+
+def test_examples_print_nothing_when_quiet(tmp_path, capsys):
+    load_example("logistic_regression").main(num_iters=3, plot_path=str(tmp_path / "q.png"), verbose=False)
+    assert capsys.readouterr().out == ""
 
 
 def test_example_runs_as_a_script(tmp_path):

@@ -33,6 +33,7 @@ def bind(
     box_operators: Dict[str, Tuple[Any, Any]] = ...,
     box_fast_types: Any = ...,
     box_general_types: Any = ...,
+    numpy_loops: Dict[str, Any] = ...,
     scalar_kernels: Dict[Any, Tuple[str, bool]] = ...,
     scalar_vjps: Dict[Tuple[Any, int], Tuple[str, bool]] = ...,
 ) -> Dict[str, Any]:
@@ -62,9 +63,22 @@ def same_layout(a: Any, b: Any) -> bool:
 
 # Scalar kernels (compiled engine only; the pure engine's names are empty): C arithmetic
 # for primitives and reverse rules on float64 scalars (_scalar_kernels.h), switched on
-# through bind's scalar_kernels and scalar_vjps.
+# through bind's scalar_kernels and scalar_vjps; those for sin, cos, exp, ... call NumPy's
+# own loops, bound through bind's numpy_loops.
 def scalar_kernel_names() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
     """(unary forward, binary forward, reverse) kernel names."""
+
+def scalar_kernel_loop(name: str) -> Optional[str]:
+    """The NumPy loop the kernel ``name`` calls, or None for an IEEE kernel (compiled engine only)."""
+
+def numpy_loop_names() -> Tuple[str, ...]:
+    """The ufuncs whose float64 loops kernels call (compiled engine only)."""
+
+def bound_numpy_loops() -> Dict[str, Any]:
+    """name -> ufunc, for the loops bound now (compiled engine only)."""
+
+def numpy_loop_status() -> Dict[str, Optional[str]]:
+    """name -> None for each loop bound now, else why not (compiled engine only)."""
 
 def eval_scalar_kernel(name: str, *xs: float) -> float:
     """The forward kernel ``name`` at ``xs`` (compiled engine only)."""

@@ -26,21 +26,30 @@ cdef object _replayed_cotangents = None  # (node, g, memo) -> cotangents of a no
 cdef Hooks _hooks = Hooks()              # the runtime switches (all off until one is bound)
 
 _ENTRIES = ("generic_add", "sparse_type", "start_sum", "finish_sum", "replayed_cotangents", "hooks",
-            "box_operators", "box_fast_types", "box_general_types", "scalar_kernels", "scalar_vjps")
+            "box_operators", "box_fast_types", "box_general_types", "numpy_loops", "scalar_kernels",
+            "scalar_vjps")
 _OPERATOR_NAMES = ("add", "sub", "mul", "truediv", "pow", "mod", "matmul", "neg")
 _TABLES = ("box_operators", "scalar_kernels", "scalar_vjps")
 cdef dict _bound = dict.fromkeys(_ENTRIES)   # what is bound now, as bind keeps it
 _bound.update(hooks=_hooks, box_operators={}, box_fast_types=frozenset(), box_general_types=frozenset(),
-              scalar_kernels={}, scalar_vjps={})
+              numpy_loops={}, scalar_kernels={}, scalar_vjps={})
 
 
 def bind(**entries):
     """Hand the engine what it takes from the layers above (the entries are listed in
     _core_seam.py); unknown names and ill-typed values raise TypeError (an unknown scalar
-    kernel ValueError), and nothing is changed then.  -> {name: previous value} of the
-    entries given."""
+    kernel or NumPy loop, or a kernel whose loop is not bound, ValueError), and nothing is
+    changed then.  -> {name: previous value} of the entries given."""
     global _generic_add, _sparse_type, _start_sum, _finish_sum, _replayed_cotangents, _hooks
     checked = {name: _checked(name, value) for name, value in entries.items()}
+    # the kernels switched on must find their NumPy loops bound once this call is done
+    cdef dict loops = _loop_ufuncs, probed = None
+    if "numpy_loops" in checked:
+        probed = _probe_numpy_loops(checked["numpy_loops"])
+        loops = {name: checked["numpy_loops"][name] for name, found in probed.items() if type(found) is tuple}
+    for name in ("scalar_kernels", "scalar_vjps"):
+        if name in checked:
+            _check_kernel_loops(name, checked[name], loops)
     previous = {name: _bound[name] for name in checked}
     _bound.update(checked)
     _generic_add, _sparse_type = _bound["generic_add"], _bound["sparse_type"]
@@ -48,6 +57,8 @@ def bind(**entries):
     _replayed_cotangents, _hooks = _bound["replayed_cotangents"], _bound["hooks"]
     if "box_operators" in checked or "box_fast_types" in checked or "box_general_types" in checked:
         _install_box_operators(_bound["box_operators"], _bound["box_fast_types"], _bound["box_general_types"])
+    if probed is not None:
+        _install_numpy_loops(checked["numpy_loops"], probed)
     if "scalar_kernels" in checked:
         _install_scalar_kernels(previous["scalar_kernels"], checked["scalar_kernels"])
     if "scalar_vjps" in checked:
@@ -69,6 +80,11 @@ def _checked(name, value):
         value = frozenset(value)
         if not all(isinstance(t, type) for t in value):
             raise TypeError("bind: {} must be types".format(name))
+    elif name == "numpy_loops":
+        if not isinstance(value, dict):
+            raise TypeError("bind: numpy_loops must be a dict, not {!r}".format(type(value)))
+        value = dict(value)
+        _check_numpy_loops(value)
     elif name in _TABLES:
         if not isinstance(value, dict):
             raise TypeError("bind: {} must be a dict, not {!r}".format(name, type(value)))

@@ -19,16 +19,19 @@ call, ``bind(**entries)``, with these entries (and the module that binds each):
   the fast one;
 - ``box_general_types`` (numpy.numpy_boxes): types of other operands that always take
   the general one;
+- ``numpy_loops`` (numpy._scalar_kernels): ``{loop name: ufunc}``, NumPy's ufuncs whose
+  float64 inner loops the scalar kernels call (each bound once NumPy is seen running it);
 - ``scalar_kernels`` (numpy._scalar_kernels): ``{primitive: (kernel name, needs_float64)}``;
 - ``scalar_vjps`` (numpy._scalar_kernels): ``{(VJPRule, argnum): (kernel name,
   checks_target)}``.
 
-An entry never bound is None (an empty table or set for the last five).  A table replaces
+An entry never bound is None (an empty table or set for the last six).  A table replaces
 the previous one whole.  ``bind`` checks every entry before it changes any and returns the
 previous values of those it changed, so ``bind(**previous)`` restores them.
 
 The scalar kernels are C arithmetic of the compiled engine (_scalar_kernels.pxi); this
-engine has none: ``scalar_kernel_names()`` is empty and their tables are kept unused.
+engine has none: ``scalar_kernel_names()`` is empty and their tables (and
+``numpy_loops``) are kept unused.
 """
 
 
@@ -50,7 +53,7 @@ class Hooks:
 
 
 _ENTRIES = ("generic_add", "sparse_type", "start_sum", "finish_sum", "replayed_cotangents", "hooks")
-_ENTRIES += ("box_operators", "box_fast_types", "box_general_types", "scalar_kernels", "scalar_vjps")
+_ENTRIES += ("box_operators", "box_fast_types", "box_general_types", "numpy_loops", "scalar_kernels", "scalar_vjps")
 _OPERATOR_NAMES = ("add", "sub", "mul", "truediv", "pow", "mod", "matmul", "neg")
 _TABLES = ("box_operators", "scalar_kernels", "scalar_vjps")
 
@@ -63,7 +66,7 @@ class _Bound:
     def __init__(self):
         self.generic_add = self.sparse_type = self.start_sum = self.finish_sum = self.replayed_cotangents = None
         self.hooks = Hooks()  # (every switch off)
-        self.box_operators, self.scalar_kernels, self.scalar_vjps = {}, {}, {}
+        self.box_operators, self.numpy_loops, self.scalar_kernels, self.scalar_vjps = {}, {}, {}, {}
         self.box_fast_types = self.box_general_types = frozenset()
 
 
@@ -95,6 +98,10 @@ def _checked(name, value):
         value = frozenset(value)
         if not all(isinstance(t, type) for t in value):
             raise TypeError("bind: {} must be types".format(name))
+    elif name == "numpy_loops":
+        if not isinstance(value, dict):
+            raise TypeError("bind: numpy_loops must be a dict, not {!r}".format(type(value)))
+        value = dict(value)  # (kept unused, as the scalar kernels' tables)
     elif name in _TABLES:
         if not isinstance(value, dict):
             raise TypeError("bind: {} must be a dict, not {!r}".format(name, type(value)))

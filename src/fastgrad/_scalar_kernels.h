@@ -4,14 +4,20 @@
  * On a NumPy float64 scalar, np.sin(x) or g * y costs a ufunc or scalar-math dispatch
  * (0.1-0.5 us) for one floating-point operation.  The engine calls these kernels instead
  * when every value involved is a float64 or a Python float, and builds the float64 result
- * itself.  A kernel is used only where its result is bit for bit NumPy's:
- *   - + - * / and negation are IEEE operations, the same in NumPy and in C;
- *   - a kernel is switched on only after fastgrad.numpy has checked at import that it
- *     gives the same bits as the NumPy function or Python rule it stands for, on this
- *     machine (libm and NumPy's own loops may differ: fastgrad/numpy/_scalar_kernels.py);
- *   - a result that is not a normal finite number (inf, nan, zero, subnormal: the cases
- *     where NumPy may warn or raise under np.errstate) is discarded and the Python path
- *     runs instead, so warnings and errors are NumPy's own.
+ * itself.  A kernel gives NumPy's bits on every CPU, by one of two means:
+ *   - IEEE operations: + - * /, negation, x * x and sqrt are correctly rounded by
+ *     definition, so C and every NumPy loop (scalar or SIMD, any CPU) agree;
+ *   - NumPy's own loop: for sin, cos, tan, exp, log, ... the kernel calls the inner loop
+ *     NumPy itself runs for that ufunc on a float64 scalar (the one it selected for this
+ *     CPU at import, NPY_DISABLE_CPU_FEATURES included), with the arguments NumPy passes
+ *     it (n = 1 and NumPy's strides).  libm's sin and NumPy's SIMD sin may differ by an
+ *     ulp; NumPy's loop and NumPy's loop cannot.  The engine binds a loop only after
+ *     seeing NumPy call it (fg_probe_loop below, fastgrad/numpy/_scalar_kernels.py); an
+ *     unbound kernel is never used.
+ * A result that is not a normal finite number (inf, nan, zero, subnormal: the cases where
+ * NumPy may warn or raise under np.errstate) is discarded and the Python path runs
+ * instead, so warnings and errors are NumPy's own; so is the result of a NumPy loop that
+ * raised a floating-point flag (an underflow inside tan, say), which NumPy would report.
  * Each reverse kernel evaluates the same expression, in the same order, as the Python
  * rule it stands for in fastgrad/numpy/numpy_vjps.py (tests/test_scalar_kernels.py
  * checks them against each other); setup.py compiles this with -ffp-contract=off, so no
@@ -22,6 +28,7 @@
 
 #include <math.h>
 #include <float.h>
+#include <fenv.h>
 #include <string.h>
 
 typedef double (*fg_kernel1)(double);
@@ -39,6 +46,85 @@ static inline int fg_is_clean(double r) {
     return a >= DBL_MIN && a <= DBL_MAX;   /* false for nan too */
 }
 
+/* ---- NumPy's loops -------------------------------------------------------------------- */
+
+/* A ufunc inner loop, as NumPy declares it (PyUFuncGenericFunction). */
+typedef void (*fg_numpy_loop)(char **args, const Py_intptr_t *dimensions,
+                              const Py_intptr_t *steps, void *data);
+
+/* Where a ufunc keeps its float64 loop.  The table is read at every call, as NumPy does,
+   so a loop replaced later (PyUFunc_ReplaceLoopBySignature) is the one called. */
+typedef struct {
+    fg_numpy_loop *functions;   /* the ufunc's loop table (PyUFuncObject.functions); NULL: unbound */
+    void **data;                /* its loop data table (PyUFuncObject.data), may be NULL */
+    int index;                  /* the entry of the float64 -> float64 loop */
+    Py_intptr_t steps[2];       /* the strides NumPy passes on a scalar (input, output) */
+} fg_ufunc_loop;
+
+enum { FG_SIN, FG_COS, FG_TAN, FG_EXP, FG_LOG, FG_TANH, FG_SINH, FG_COSH, FG_ARCTAN,
+       FG_LOG1P, FG_EXPM1, FG_LOG2, FG_LOG10, FG_N_LOOPS, FG_IEEE = -1 };
+
+/* indexed by the enum; each name is the ufunc's */
+static const char *const fg_loop_names[FG_N_LOOPS] = {
+    "sin", "cos", "tan", "exp", "log", "tanh", "sinh", "cosh", "arctan",
+    "log1p", "expm1", "log2", "log10"};
+static fg_ufunc_loop fg_loops[FG_N_LOOPS];
+
+/* The floating-point exceptions NumPy reports (np.errstate); 0 where the platform cannot
+   test them, and then no loop is bound. */
+#if defined(FE_DIVBYZERO) && defined(FE_OVERFLOW) && defined(FE_UNDERFLOW) && defined(FE_INVALID)
+#define FG_FP_ERRORS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
+#else
+#define FG_FP_ERRORS 0
+#endif
+
+/* The loop's result at x, as NumPy computes np.<ufunc>(x) for a float64 scalar x: one
+   element, NumPy's strides.  NaN (the Python path) when the loop is unbound or a
+   floating-point exception flag is up afterwards.  NumPy clears the flags before its loop
+   and reports what is up after it; the flags are not cleared here (that costs more than
+   the loop), so a flag left up by earlier code also sends this one call to the Python
+   path, where NumPy clears it. */
+static inline double fg_run_loop(const fg_ufunc_loop *u, double x) {
+    double out = 0.0;
+    char *args[2];
+    Py_intptr_t n = 1;
+    if (u->functions == NULL)
+        return NAN;
+    args[0] = (char *)&x;
+    args[1] = (char *)&out;
+    u->functions[u->index](args, &n, u->steps, u->data == NULL ? NULL : u->data[u->index]);
+    if (fetestexcept(FG_FP_ERRORS))
+        return NAN;
+    return out;
+}
+
+/* Proof of which loop NumPy runs on a scalar: the engine puts fg_probe_loop in the
+   ufunc's table in place of the loop, calls the ufunc on a float64 and on a float, and
+   puts the loop back.  The probe records what NumPy passed and forwards to the loop, so
+   the ufunc's results are unchanged meanwhile. */
+typedef struct {
+    fg_numpy_loop loop;         /* the loop the probe stands in for */
+    int calls, consistent;      /* calls seen; every call had the first call's arguments */
+    Py_intptr_t n, steps[2];    /* what the first call had */
+    void *data;
+} fg_probe_record;
+static fg_probe_record fg_probe;
+
+static void fg_probe_loop(char **args, const Py_intptr_t *dimensions, const Py_intptr_t *steps,
+                          void *data) {
+    if (fg_probe.calls++ == 0) {
+        fg_probe.consistent = 1;
+        fg_probe.n = dimensions[0];
+        fg_probe.steps[0] = steps[0];
+        fg_probe.steps[1] = steps[1];
+        fg_probe.data = data;
+    } else if (dimensions[0] != fg_probe.n || steps[0] != fg_probe.steps[0]
+               || steps[1] != fg_probe.steps[1] || data != fg_probe.data) {
+        fg_probe.consistent = 0;
+    }
+    fg_probe.loop(args, dimensions, steps, data);
+}
+
 /* ---- forward kernels ---------------------------------------------------------------- */
 static double fg_add(double x, double y) { return x + y; }
 static double fg_subtract(double x, double y) { return x - y; }
@@ -46,58 +132,79 @@ static double fg_multiply(double x, double y) { return x * y; }
 static double fg_divide(double x, double y) { return x / y; }
 static double fg_negative(double x) { return -x; }
 static double fg_square(double x) { return x * x; }
+static double fg_sqrt(double x) { return sqrt(x); }
 
-typedef struct { const char *name; fg_kernel1 f; } fg_named1;
+#define FG_BY_NUMPY(name, loop) static double fg_np_##name(double x) { return fg_run_loop(&fg_loops[loop], x); }
+FG_BY_NUMPY(sin, FG_SIN)
+FG_BY_NUMPY(cos, FG_COS)
+FG_BY_NUMPY(tan, FG_TAN)
+FG_BY_NUMPY(exp, FG_EXP)
+FG_BY_NUMPY(log, FG_LOG)
+FG_BY_NUMPY(tanh, FG_TANH)
+FG_BY_NUMPY(sinh, FG_SINH)
+FG_BY_NUMPY(cosh, FG_COSH)
+FG_BY_NUMPY(arctan, FG_ARCTAN)
+FG_BY_NUMPY(log1p, FG_LOG1P)
+FG_BY_NUMPY(expm1, FG_EXPM1)
+FG_BY_NUMPY(log2, FG_LOG2)
+FG_BY_NUMPY(log10, FG_LOG10)
+#undef FG_BY_NUMPY
+
+/* loop: the NumPy loop the kernel calls (it may be switched on only once that is bound),
+   or FG_IEEE */
+typedef struct { const char *name; fg_kernel1 f; int loop; } fg_named1;
 typedef struct { const char *name; fg_kernel2 f; } fg_named2;
 
-/* libm functions: enabled per function after the import-time check */
 static const fg_named1 fg_unary_kernels[] = {
-    {"negative", fg_negative}, {"square", fg_square},
-    {"sin", sin}, {"cos", cos}, {"tan", tan}, {"exp", exp}, {"log", log},
-    {"sqrt", sqrt}, {"tanh", tanh}, {"sinh", sinh}, {"cosh", cosh}, {"arctan", atan},
-    {"log1p", log1p}, {"expm1", expm1}, {"log2", log2}, {"log10", log10},
-    {NULL, NULL}};
+    {"negative", fg_negative, FG_IEEE}, {"square", fg_square, FG_IEEE}, {"sqrt", fg_sqrt, FG_IEEE},
+    {"sin", fg_np_sin, FG_SIN}, {"cos", fg_np_cos, FG_COS}, {"tan", fg_np_tan, FG_TAN},
+    {"exp", fg_np_exp, FG_EXP}, {"log", fg_np_log, FG_LOG}, {"tanh", fg_np_tanh, FG_TANH},
+    {"sinh", fg_np_sinh, FG_SINH}, {"cosh", fg_np_cosh, FG_COSH},
+    {"arctan", fg_np_arctan, FG_ARCTAN}, {"log1p", fg_np_log1p, FG_LOG1P},
+    {"expm1", fg_np_expm1, FG_EXPM1}, {"log2", fg_np_log2, FG_LOG2},
+    {"log10", fg_np_log10, FG_LOG10},
+    {NULL, NULL, FG_IEEE}};
 
 static const fg_named2 fg_binary_kernels[] = {
     {"add", fg_add}, {"subtract", fg_subtract}, {"multiply", fg_multiply},
     {"divide", fg_divide}, {NULL, NULL}};
 
 /* ---- reverse kernels (the rule each mirrors, from numpy_vjps.py, in the comment) ----- */
+/* (No kernel for true_divide's -g * x / y ** 2: NumPy's y ** 2 on a float64 calls the pow
+   of the C library NumPy was built with, which may differ from y * y by an ulp and is not
+   a loop the engine can call.) */
 static double fg_v_neg_g(double g, double ans, double x, double y) { return -g; }        /* -g */
 static double fg_v_g_times_y(double g, double ans, double x, double y) { return g * y; } /* g * y */
 static double fg_v_x_times_g(double g, double ans, double x, double y) { return x * g; } /* x * g */
 static double fg_v_g_over_y(double g, double ans, double x, double y) { return g / y; }  /* g / y */
-/* NumPy's y ** 2 on a float64 calls libm's pow, which here can differ from y * y by an
-   ulp; called through a pointer, the compiler cannot turn pow(y, 2.0) into y * y. */
-static double (*volatile fg_libm_pow)(double, double) = pow;
-static double fg_v_div_y(double g, double ans, double x, double y) {                      /* -g * x / y ** 2 */
-    return ((-g) * x) / fg_libm_pow(y, 2.0);
-}
 static double fg_v_g_times_ans(double g, double ans, double x, double y) { return g * ans; } /* g * ans */
 static double fg_v_g_over_x(double g, double ans, double x, double y) { return g / x; }      /* g / x */
-static double fg_v_sin(double g, double ans, double x, double y) { return g * cos(x); }      /* g * cos(x) */
-static double fg_v_cos(double g, double ans, double x, double y) { return (-g) * sin(x); }   /* -g * sin(x) */
+static double fg_v_sin(double g, double ans, double x, double y) {                           /* g * cos(x) */
+    return g * fg_run_loop(&fg_loops[FG_COS], x);
+}
+static double fg_v_cos(double g, double ans, double x, double y) {                           /* -g * sin(x) */
+    return (-g) * fg_run_loop(&fg_loops[FG_SIN], x);
+}
 static double fg_v_tanh(double g, double ans, double x, double y) {                          /* g * (1 - ans * ans) */
     return g * (1.0 - ans * ans);
 }
 static double fg_v_sqrt(double g, double ans, double x, double y) { return (g * 0.5) / ans; } /* g * 0.5 / ans */
 static double fg_v_square(double g, double ans, double x, double y) { return (g * 2.0) * x; } /* g * 2 * x */
 
-typedef struct { const char *name; fg_vjp_kernel f; int reads; } fg_named_vjp;
+typedef struct { const char *name; fg_vjp_kernel f; int reads; int loop; } fg_named_vjp;
 
 static const fg_named_vjp fg_vjp_kernels[] = {
-    {"-g", fg_v_neg_g, 0},
-    {"g*y", fg_v_g_times_y, FG_READS_Y},
-    {"x*g", fg_v_x_times_g, FG_READS_X},
-    {"g/y", fg_v_g_over_y, FG_READS_Y},
-    {"-g*x/y**2", fg_v_div_y, FG_READS_X | FG_READS_Y},
-    {"g*ans", fg_v_g_times_ans, FG_READS_ANS},
-    {"g/x", fg_v_g_over_x, FG_READS_X},
-    {"g*cos(x)", fg_v_sin, FG_READS_X},
-    {"-g*sin(x)", fg_v_cos, FG_READS_X},
-    {"g*(1-ans*ans)", fg_v_tanh, FG_READS_ANS},
-    {"g*0.5/ans", fg_v_sqrt, FG_READS_ANS},
-    {"g*2*x", fg_v_square, FG_READS_X},
-    {NULL, NULL, 0}};
+    {"-g", fg_v_neg_g, 0, FG_IEEE},
+    {"g*y", fg_v_g_times_y, FG_READS_Y, FG_IEEE},
+    {"x*g", fg_v_x_times_g, FG_READS_X, FG_IEEE},
+    {"g/y", fg_v_g_over_y, FG_READS_Y, FG_IEEE},
+    {"g*ans", fg_v_g_times_ans, FG_READS_ANS, FG_IEEE},
+    {"g/x", fg_v_g_over_x, FG_READS_X, FG_IEEE},
+    {"g*cos(x)", fg_v_sin, FG_READS_X, FG_COS},
+    {"-g*sin(x)", fg_v_cos, FG_READS_X, FG_SIN},
+    {"g*(1-ans*ans)", fg_v_tanh, FG_READS_ANS, FG_IEEE},
+    {"g*0.5/ans", fg_v_sqrt, FG_READS_ANS, FG_IEEE},
+    {"g*2*x", fg_v_square, FG_READS_X, FG_IEEE},
+    {NULL, NULL, 0, FG_IEEE}};
 
 #endif

@@ -1,15 +1,30 @@
 # Scalar kernels (included in _core.pyx): C arithmetic for primitives and reverse rules
-# on float64 scalars, with results bit for bit NumPy's (see _scalar_kernels.h for why
-# and when).  fastgrad.numpy switches them on per primitive and per rule after checking
-# them (fastgrad/numpy/_scalar_kernels.py); the pure engine has none and gives the same
-# values by running the Python code they stand for.
+# on float64 scalars, with results bit for bit NumPy's on every CPU (see _scalar_kernels.h
+# for why and when): IEEE operations, and NumPy's own inner loops for sin, cos, exp, ...
+# fastgrad.numpy binds those loops (bind's numpy_loops) and switches the kernels on per
+# primitive and per rule (fastgrad/numpy/_scalar_kernels.py); the pure engine has none
+# and gives the same values by running the Python code they stand for.
 
-from libc.string cimport strcmp
+from libc.math cimport NAN
+from libc.string cimport memcmp, memcpy, strcmp
 
 cdef extern from "_scalar_kernels.h":
+    ctypedef void (*fg_numpy_loop)(char**, const cnp.npy_intp*, const cnp.npy_intp*, void*)
+    ctypedef struct fg_ufunc_loop:
+        fg_numpy_loop* functions
+        void** data
+        int index
+        cnp.npy_intp steps[2]
+    ctypedef struct fg_probe_record:
+        fg_numpy_loop loop
+        int calls, consistent
+        cnp.npy_intp n
+        cnp.npy_intp steps[2]
+        void* data
     ctypedef struct fg_named1:
         const char* name
         fg_kernel1 f
+        int loop
     ctypedef struct fg_named2:
         const char* name
         fg_kernel2 f
@@ -17,6 +32,16 @@ cdef extern from "_scalar_kernels.h":
         const char* name
         fg_vjp_kernel f
         int reads
+        int loop
+    enum:
+        FG_N_LOOPS
+        FG_IEEE
+        FG_FP_ERRORS
+    const char** fg_loop_names
+    fg_ufunc_loop* fg_loops
+    fg_probe_record fg_probe
+    void fg_probe_loop(char**, const cnp.npy_intp*, const cnp.npy_intp*, void*)
+    double fg_run_loop(const fg_ufunc_loop* u, double x)
     const fg_named1* fg_unary_kernels
     const fg_named2* fg_binary_kernels
     const fg_named_vjp* fg_vjp_kernels
@@ -154,6 +179,126 @@ cdef inline object _add_float64(object a, object b):
     return a + b
 
 
+# ---- NumPy's loops (bound through bind's numpy_loops) -----------------------------------
+
+cdef dict _loop_ufuncs = {}   # name of a bound loop -> the ufunc whose table fg_loops reads
+cdef dict _loop_status = {}   # name -> None (bound) or why it is not, as of the last binding
+
+
+cdef int _loop_id(str name) except -2:
+    cdef bytes key = name.encode()
+    for k in range(FG_N_LOOPS):
+        if strcmp(fg_loop_names[k], key) == 0:
+            return k
+    raise ValueError("no NumPy loop named {!r} among the kernels' ({})".format(
+        name, ", ".join(numpy_loop_names())))
+
+
+def numpy_loop_names():
+    """The ufuncs whose float64 loops kernels call (bound through bind's numpy_loops)."""
+    return tuple([fg_loop_names[k].decode() for k in range(FG_N_LOOPS)])
+
+
+def bound_numpy_loops():
+    """name -> ufunc, for the loops bound now."""
+    return dict(_loop_ufuncs)
+
+
+def numpy_loop_status():
+    """name -> None for each loop bound now, else why it is not (every loop name)."""
+    return {name: _loop_status.get(name, "unbound") for name in numpy_loop_names()}
+
+
+cdef _check_numpy_loops(dict ufuncs):
+    """bind's numpy_loops names loops of the kernels (ValueError otherwise)."""
+    for name in ufuncs:
+        if type(name) is not str:
+            raise TypeError("bind: numpy_loops maps loop names to ufuncs, not {!r}".format(name))
+        _loop_id(name)
+
+
+cdef object _probe_numpy_loop(str name, ufunc):
+    """Whether the kernels that need NumPy's loop ``name`` may call the float64 -> float64
+    inner loop of ``ufunc`` (the ufunc of that name): only once NumPy is seen running that
+    loop on a float64 scalar and on a float.  For each call the probe (_scalar_kernels.h)
+    stands in for the loop in the ufunc's table, records what NumPy passes (one element,
+    the strides, the loop data) and forwards to the loop.  -> (table entry, input stride,
+    output stride) when proven, else why not (a str).  Nothing of the engine changes."""
+    cdef cnp.ufunc u
+    cdef int i, entry = -1
+    cdef cnp.PyUFuncGenericFunction loop
+    cdef void* data
+    cdef double mine, theirs
+    cdef fg_ufunc_loop trial
+    if ufunc is None:
+        return "unbound"
+    if FG_FP_ERRORS == 0:
+        return "this platform cannot test floating-point exception flags"
+    if type(ufunc) is not cnp.ufunc or getattr(ufunc, "__name__", None) != name:
+        return "{!r} is not NumPy's ufunc {}".format(ufunc, name)
+    u = <cnp.ufunc>ufunc
+    if u.nin != 1 or u.nout != 1 or u.functions is NULL or u.types is NULL:
+        return "{} is not a unary ufunc with a loop table".format(name)
+    for i in range(u.ntypes):   # NumPy takes the first loop whose types match
+        if u.types[2 * i] == cnp.NPY_DOUBLE and u.types[2 * i + 1] == cnp.NPY_DOUBLE:
+            entry = i
+            break
+    if entry < 0 or u.functions[entry] is NULL:
+        return "{} has no float64 -> float64 loop in its table".format(name)
+    loop = u.functions[entry]
+    data = NULL if u.data is NULL else u.data[entry]
+    # NumPy's first call on a type may take a longer path than the later ones (NumPy 2.4
+    # fills a cache there, then calls the loop from a shortcut for scalars, with other
+    # strides): the probe watches the calls after it
+    ufunc(_float64(0.5)), ufunc(0.5)
+    fg_probe.loop, fg_probe.calls, fg_probe.consistent = <fg_numpy_loop>loop, 0, 0
+    u.functions[entry] = <cnp.PyUFuncGenericFunction>fg_probe_loop
+    try:
+        by_numpy = [ufunc(_float64(0.5)), ufunc(0.5), ufunc(_float64(0.5)), ufunc(0.5)]
+    finally:
+        u.functions[entry] = loop
+    if not (fg_probe.calls == 4 and fg_probe.consistent and fg_probe.n == 1
+            and fg_probe.data == data):
+        return ("NumPy did not run the table's float64 loop once per scalar call, on one "
+                "element (calls {}, n {}, same arguments {})".format(
+                    fg_probe.calls, fg_probe.n, bool(fg_probe.consistent)))
+    trial.functions, trial.data, trial.index = <fg_numpy_loop*>u.functions, <void**>u.data, entry
+    trial.steps[0], trial.steps[1] = fg_probe.steps[0], fg_probe.steps[1]
+    mine = fg_run_loop(&trial, 0.5)
+    for v in by_numpy:   # and the kernel's own call gives NumPy's result
+        theirs = PyFloat_AS_DOUBLE(v) if type(v) is _float64 else NAN
+        if memcmp(&mine, &theirs, sizeof(double)) != 0:
+            return "the loop called here gave {!r}, NumPy {!r}".format(mine, v)
+    return (entry, trial.steps[0], trial.steps[1])
+
+
+cdef dict _probe_numpy_loops(dict ufuncs):
+    """name -> what _probe_numpy_loop found, for every loop name (those not in ``ufuncs``
+    are to be unbound)."""
+    return {name: _probe_numpy_loop(name, ufuncs.get(name)) for name in numpy_loop_names()}
+
+
+cdef _install_numpy_loops(dict ufuncs, dict probed):
+    """Bind each loop that ``probed`` proved, from its ufunc in ``ufuncs``; unbind the
+    others (a kernel whose loop is unbound computes nothing: its primitive or rule runs
+    the Python code)."""
+    cdef fg_ufunc_loop* slot
+    cdef cnp.ufunc u
+    _loop_ufuncs.clear()
+    _loop_status.clear()
+    for name, found in probed.items():
+        slot = &fg_loops[_loop_id(name)]
+        slot.functions = NULL
+        if type(found) is not tuple:
+            _loop_status[name] = found
+            continue
+        u = <cnp.ufunc>ufuncs[name]
+        slot.data, slot.index = <void**>u.data, found[0]
+        slot.steps[0], slot.steps[1] = found[1], found[2]
+        slot.functions = <fg_numpy_loop*>u.functions
+        _loop_ufuncs[name], _loop_status[name] = u, None
+
+
 # ---- switching kernels on (through bind's scalar_kernels and scalar_vjps) ----------------
 
 def scalar_kernel_names():
@@ -174,14 +319,26 @@ def scalar_kernel_names():
     return tuple(unary), tuple(binary), tuple(reverse)
 
 
-cdef fg_kernel1 _kernel1(str name) except? NULL:
+def scalar_kernel_loop(name):
+    """The NumPy loop (a numpy_loop_names() name) that the forward or reverse kernel
+    ``name`` calls, or None for an IEEE kernel."""
+    cdef int k = _unary_index(name)
+    cdef int loop = FG_IEEE
+    if k >= 0:
+        loop = fg_unary_kernels[k].loop
+    elif name != "g" and _kernel2(name) is NULL:
+        loop = fg_vjp_kernels[_vjp_kernel_index(name)].loop
+    return None if loop == FG_IEEE else fg_loop_names[loop].decode()
+
+
+cdef int _unary_index(str name) except -2:
     cdef bytes key = name.encode()
     cdef int k = 0
     while fg_unary_kernels[k].name is not NULL:
         if strcmp(fg_unary_kernels[k].name, key) == 0:
-            return fg_unary_kernels[k].f
+            return k
         k += 1
-    return NULL
+    return -1
 
 
 cdef fg_kernel2 _kernel2(str name) except? NULL:
@@ -204,16 +361,47 @@ cdef int _vjp_kernel_index(str name) except -2:
     raise ValueError("no reverse scalar kernel named {!r}".format(name))
 
 
+cdef _check_loop(int loop, str kernel, object fun, dict loops):
+    """A kernel that calls NumPy's loop ``loop`` may be switched on only while that loop is
+    bound (``loops``: name -> ufunc of those bound), and (``fun`` not None) only for the
+    ufunc it was bound from."""
+    if loop == FG_IEEE:
+        return
+    name = fg_loop_names[loop].decode()
+    if name not in loops:
+        raise ValueError("the scalar kernel {!r} calls NumPy's loop for {!r}, which is not bound "
+                         "(bind's numpy_loops)".format(kernel, name))
+    if fun is not None and fun is not loops[name]:
+        raise ValueError("the scalar kernel {!r} stands for {!r} only, not for {!r}".format(
+            kernel, loops[name], fun))
+
+
+cdef _check_kernel_loops(str table_name, dict table, dict loops):
+    """Every kernel of bind's scalar_kernels or scalar_vjps ``table`` (kernels known to
+    exist) has its NumPy loop among ``loops``, a forward one from its primitive's ufunc."""
+    cdef int k
+    for key, (kernel, flag) in table.items():
+        if table_name == "scalar_kernels":
+            k = _unary_index(kernel)
+            if k >= 0:
+                _check_loop(fg_unary_kernels[k].loop, kernel, (<Primitive>key).fun, loops)
+        elif kernel != "g":
+            _check_loop(fg_vjp_kernels[_vjp_kernel_index(kernel)].loop, kernel, None, loops)
+
+
 cdef _set_scalar_kernel(Primitive prim, name, bint needs_float64):
     """Compute ``prim`` on float64/float scalars with the forward kernel ``name`` (one of
     scalar_kernel_names()[0] or [1]); ``None`` switches it off.  ``needs_float64``: fun
     gives a float64 only when an argument is one (Python's operators on two floats give
-    a float), so the kernel leaves two floats to fun."""
+    a float), so the kernel leaves two floats to fun.  (bind checked that the kernel
+    exists and that its NumPy loop, if it calls one, is bound from ``prim``'s ufunc.)"""
     prim.kernel1, prim.kernel2, prim.kernel_fun = NULL, NULL, None
     if name is None:
         return
-    prim.kernel1 = _kernel1(name)
-    if prim.kernel1 is NULL:
+    cdef int k = _unary_index(name)
+    if k >= 0:
+        prim.kernel1 = fg_unary_kernels[k].f
+    else:
         prim.kernel2 = _kernel2(name)
         if prim.kernel2 is NULL:
             raise ValueError("no forward scalar kernel named {!r}".format(name))
@@ -225,7 +413,7 @@ cdef _set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target):
     reverse kernel ``name`` (``"g"``: the rule returns g itself); ``None`` switches it off.
     ``checks_target``: the rule casts its result to that argument's type (unbroadcast), so
     the kernel applies only when the argument is a float64 or a float too ("g" always
-    checks)."""
+    checks).  (bind checked the kernel and its NumPy loop.)"""
     if not 0 <= argnum < 2:
         raise ValueError("reverse scalar kernels exist for argnums 0 and 1 only")
     if name is not None and rule.kinds[argnum] != K_DIRECT:
@@ -243,12 +431,13 @@ cdef _set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target):
 
 
 def eval_scalar_kernel(name, *xs):
-    """The forward kernel ``name`` at the floats ``xs``, as a Python float (for checks)."""
-    cdef fg_kernel1 f1 = _kernel1(name)
+    """The forward kernel ``name`` at the floats ``xs``, as a Python float (for checks; a
+    kernel whose NumPy loop is unbound gives nan)."""
+    cdef int k = _unary_index(name)
     cdef fg_kernel2 f2 = NULL
-    if f1 is not NULL:
+    if k >= 0:
         x, = xs
-        return f1(x)
+        return fg_unary_kernels[k].f(x)
     f2 = _kernel2(name)
     if f2 is NULL:
         raise ValueError("no forward scalar kernel named {!r}".format(name))

@@ -10,8 +10,10 @@ also accept a ``fun`` that returns a plain container holding traced values: the
 container is recorded as one traced value (autograd treats such an output as constant).
 
 The operators are annotated for editors: ``unary_to_nary`` gives each n-ary operator the
-signature it is called with (``grad(fun, argnum=0) -> Callable[..., Any]``), and
-``differential_operators.pyi`` declares the same signatures for static type checkers.
+signature it is called with (``grad(fun, argnum=0) -> Callable[..., Any]``).  Static type
+checkers read ``differential_operators.pyi``, which says more than run-time annotations
+can: the returned function takes ``fun``'s parameters, and with ``argnum=0`` a gradient has
+the type of the first argument.
 
 >>> import fastgrad.numpy as np
 >>> from fastgrad import grad
@@ -24,7 +26,7 @@ import inspect
 import warnings
 from collections import OrderedDict
 from operator import index as _index
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, ParamSpec, Sequence, TypeVar, Union
 
 import numpy as _onp
 
@@ -60,6 +62,9 @@ __all__ = [
 ]
 
 Argnum = Union[int, Sequence[int]]  # an argnum: one position, or several
+_P = ParamSpec("_P")  # the parameters of a function
+_R = TypeVar("_R")  # the type of its output
+_X = TypeVar("_X")  # the type of a value
 
 _SCALAR_ONLY = "{} only applies to real scalar-output functions. Try jacobian, elementwise_grad or holomorphic_grad."
 
@@ -432,7 +437,7 @@ def tensor_jacobian_product(fun: Callable[..., Any], argnum: Argnum = 0) -> Call
 vector_jacobian_product = tensor_jacobian_product
 
 
-def grad_named(fun: Callable[..., Any], argname: str) -> Callable[..., Any]:
+def grad_named(fun: Callable[_P, Any], argname: str) -> Callable[_P, Any]:
     """Takes gradients with respect to the parameter of ``fun`` named ``argname``.
 
     The argument must be passed positionally; ``*args`` and ``**kwargs`` parameters
@@ -596,7 +601,7 @@ def make_ggnvp(
 # ---- gradients of every argument ----------------------------------------------------------
 
 
-def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., OrderedDict[str, Any]]:
+def multigrad_dict(fun: Callable[_P, Any]) -> Callable[_P, OrderedDict[str, Any]]:
     """Takes gradients with respect to all arguments simultaneously.
 
     ``multigrad_dict(fun)(*args, **kwargs)`` returns an OrderedDict mapping each parameter
@@ -645,7 +650,7 @@ def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., OrderedDict[str, An
 # ---- checkpointing ------------------------------------------------------------------------
 
 
-def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
+def checkpoint(fun: Callable[_P, _R]) -> Callable[_P, _R]:
     """Returns a checkpointed version of ``fun``: its intermediate values are not stored
     during the forward pass but recomputed, one call of ``fun`` at a time, during the
     backward pass.  Trades time (one more evaluation of ``fun``) for memory: only the
@@ -710,7 +715,7 @@ def checkpoint(fun: Callable[..., Any]) -> Callable[..., Any]:
 # ---- constants ----------------------------------------------------------------------------
 
 
-def stop_gradient(x: Any) -> Any:
+def stop_gradient(x: _X) -> _X:
     """``x`` as a constant: its value with every trace removed (inside containers too), so
     that no derivative flows through it, at any order.
 

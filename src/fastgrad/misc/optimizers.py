@@ -4,9 +4,12 @@ Each takes ``grad(x, i)`` (the gradient at ``x`` in iteration ``i``, shaped like
 the starting point ``x0`` (an array or a nested list/tuple/dict of arrays), an optional
 ``callback(x, i, g)`` called every iteration before the step, and returns the final ``x``
 with the structure of ``x0``.  Internally the tree is flattened once into one vector.
+The signatures are autograd's.  Nothing is printed: to show progress, print from the
+callback (``x`` and ``g`` there have the structure of ``x0``).
 """
 
 from functools import wraps
+from typing import Any, Callable, TypeVar
 
 import numpy as onp
 
@@ -14,8 +17,10 @@ from .flatten import flatten
 
 __all__ = ["sgd", "rmsprop", "adam", "unflatten_optimizer"]
 
+_Tree = TypeVar("_Tree")  # the type of x0: an array, or a container tree of arrays
 
-def unflatten_optimizer(optimize):
+
+def unflatten_optimizer(optimize: Callable[..., Any]) -> Callable[..., Any]:
     """Turn an optimizer on flat vectors into one on container trees.
 
     >>> import fastgrad.numpy as np
@@ -48,8 +53,14 @@ def unflatten_optimizer(optimize):
     return _optimize
 
 
-@unflatten_optimizer
-def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
+def sgd(
+    grad: Callable[[_Tree, int], Any],
+    x0: _Tree,
+    callback: Callable[[_Tree, int, _Tree], object] | None = None,
+    num_iters: int = 200,
+    step_size: float = 0.1,
+    mass: float = 0.9,
+) -> _Tree:
     """Stochastic gradient descent with momentum ``mass``.
 
     >>> import fastgrad.numpy as np
@@ -61,6 +72,11 @@ def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
     >>> bool(np.allclose(p["a"], 1.0, atol=1e-4)), bool(np.allclose(p["b"], -2.0, atol=1e-4))
     (True, True)
     """
+    return _flat_sgd(grad, x0, callback, num_iters, step_size, mass)
+
+
+@unflatten_optimizer
+def _flat_sgd(grad, x, callback, num_iters, step_size, mass):
     velocity = onp.zeros(len(x))
     for i in range(num_iters):
         g = grad(x, i)
@@ -71,8 +87,15 @@ def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
     return x
 
 
-@unflatten_optimizer
-def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps=10**-8):
+def rmsprop(
+    grad: Callable[[_Tree, int], Any],
+    x0: _Tree,
+    callback: Callable[[_Tree, int, _Tree], object] | None = None,
+    num_iters: int = 100,
+    step_size: float = 0.1,
+    gamma: float = 0.9,
+    eps: float = 10**-8,
+) -> _Tree:
     """RMSProp: steps scaled by a running root mean square of the gradients.
 
     >>> import fastgrad.numpy as np
@@ -85,6 +108,11 @@ def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps
     >>> len(losses), bool(np.allclose(x, 3.0, atol=1e-2))
     (200, True)
     """
+    return _flat_rmsprop(grad, x0, callback, num_iters, step_size, gamma, eps)
+
+
+@unflatten_optimizer
+def _flat_rmsprop(grad, x, callback, num_iters, step_size, gamma, eps):
     avg_sq_grad = onp.ones(len(x))
     for i in range(num_iters):
         g = grad(x, i)
@@ -95,8 +123,16 @@ def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps
     return x
 
 
-@unflatten_optimizer
-def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.999, eps=10**-8):
+def adam(
+    grad: Callable[[_Tree, int], Any],
+    x0: _Tree,
+    callback: Callable[[_Tree, int, _Tree], object] | None = None,
+    num_iters: int = 100,
+    step_size: float = 0.001,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 10**-8,
+) -> _Tree:
     """Adam (Kingma and Ba, 2014): bias-corrected running moments of the gradient.
 
     >>> import fastgrad.numpy as np
@@ -107,6 +143,11 @@ def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.99
     >>> bool(np.allclose(x, 3.0, atol=1e-3))
     True
     """
+    return _flat_adam(grad, x0, callback, num_iters, step_size, b1, b2, eps)
+
+
+@unflatten_optimizer
+def _flat_adam(grad, x, callback, num_iters, step_size, b1, b2, eps):
     m = onp.zeros(len(x))
     v = onp.zeros(len(x))
     for i in range(num_iters):
