@@ -3,6 +3,11 @@
 # fastgrad.tracer and fastgrad.core; nothing but fastgrad._engine imports this module.
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Set, Tuple, final
 
+from typing_extensions import disjoint_base
+
+# Cython's doctest table (autotestdict; empty: the engine's examples live in the Python layer).
+__test__: Dict[str, str]
+
 # Registries: the primitive -> its reverse / forward rules; node type -> untraced primitives.
 primitive_vjps: Dict[Any, Any]
 primitive_jvps: Dict[Any, Any]
@@ -86,6 +91,7 @@ def eval_scalar_kernel(name: str, *xs: float) -> float:
 def eval_scalar_vjp(name: str, g: float, ans: float, x: float, y: float) -> float:
     """The reverse kernel ``name`` at (g, ans, x, y) (compiled engine only)."""
 
+@disjoint_base
 class Box:
     """A value being traced."""
 
@@ -121,11 +127,12 @@ def new_box(value: Any, trace: int, node: Any) -> Box: ...
 def isbox(x: Any) -> bool: ...
 def getval(x: Any) -> Any: ...
 
+@disjoint_base
 class Primitive:
     """A function whose calls on boxes are recorded."""
 
     fun: Callable[..., Any]
-    _notrace_types: Optional[frozenset]
+    _notrace_types: Optional[frozenset[Any]]
     __name__: str
     __qualname__: str
     __doc__: Optional[str]
@@ -191,6 +198,9 @@ class VJPNode(Node):
     @property
     def kwargs(self) -> Dict[str, Any]: ...
     def initialize_root(self) -> None: ...
+    @staticmethod
+    def new_root() -> VJPNode:  # (a root needs no arguments)
+        """A node that starts a trace."""
     def vjp(self, g: Any) -> List[Any]: ...
 
 def toposort(end_node: Any) -> List[Any]: ...

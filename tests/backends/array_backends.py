@@ -14,6 +14,7 @@ import numpy as onp
 
 import fake_cupy
 
+
 def _have_dask_array():
     # dask's core can be installed without its array part (the dask[array] extra)
     try:
