@@ -22,31 +22,33 @@ cdef extern from "_buffer_cache.h":
 def pause_gc():
     """Stop the cyclic collector until the matching resume_gc (counted, so nested and
     concurrent differentiations restore it exactly once), and keep large freed array
-    buffers for reuse meanwhile (_buffer_cache.h).  Atomic under the GIL."""
+    buffers for reuse while any differentiation is in progress (_buffer_cache.h).  Atomic
+    under the GIL."""
     global _gc_pauses, _gc_was_enabled
     if _gc_pauses == 0:
         _gc_was_enabled = PyGC_Disable()
+        fg_cache_begin()
     _gc_pauses += 1
-    fg_cache_begin()
 
 
 def resume_gc():
     global _gc_pauses
     if _gc_pauses > 0:
         _gc_pauses -= 1
-        fg_cache_end()
-        if _gc_pauses == 0 and _gc_was_enabled:
-            PyGC_Enable()
+        if _gc_pauses == 0:
+            if _gc_was_enabled:
+                PyGC_Enable()
+            fg_cache_end()
 
 
 def buffer_cache_begin():
-    """A gradient call of the pure engine begins: keep large freed buffers (it has no C of
-    its own; the cache is an allocator, not part of the engine)."""
+    """The pure engine's first differentiation in progress begins: keep large freed buffers
+    (it has no C of its own; the cache is an allocator, not part of the engine)."""
     fg_cache_begin()
 
 
 def buffer_cache_end():
-    """That call ends; after the last one, the kept buffers are freed (harmless extra calls)."""
+    """The last one ends (an extra call does nothing)."""
     fg_cache_end()
 
 
@@ -56,7 +58,8 @@ def buffer_cache_release():
 
 
 def buffer_cache_state():
-    """(handler installed, gradient calls using it, buffers kept, bytes kept)."""
+    """(handler installed, users: 1 while differentiations are in progress, buffers kept,
+    bytes kept)."""
     return fg_cache_installed(), fg_cache_user_count(), fg_cache_kept_count(), fg_cache_kept_total()
 
 

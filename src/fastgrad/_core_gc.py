@@ -23,22 +23,28 @@ except ImportError:
     buffer_cache_end = buffer_cache_release = buffer_cache_begin
 
     def buffer_cache_state():
-        """Without the compiled module no buffers are kept: (installed, calls, kept, bytes)."""
+        """Without the compiled module no buffers are kept: (installed, users, kept, bytes)."""
         return False, 0, 0, 0
 
 
 _gc_lock = threading.Lock()
-_gc_state = [0, False]  # differentiations in progress, collector state before the first
+# differentiations in progress, the collector's state before the first, whether the buffer
+# cache is held for them (set before the cache begins and cleared after it ends, so that a
+# flag without a cache costs one call without kept buffers and never leaves a cache held)
+_gc_state = [0, False, False]
 
 # Ctrl-C arrives as a KeyboardInterrupt on entering a Python function or right after a call
 # returns (not on returning from __enter__ to its with statement).  pause_gc undoes its pause
-# if one lands part way; resume_gc can only be interrupted once its work is done, except on
-# entering it: no Python code can guard that moment (a with statement does not call __exit__
-# again, so that pause never ends).  The compiled GCPause is C and has no such moment.
+# if one lands part way; resume_gc can only be interrupted once the collector is back, except
+# on entering it: no Python code can guard that moment (a with statement does not call
+# __exit__ again, so that pause never ends).  An interrupt between the collector and the
+# buffer cache leaves the cache held until the next differentiation ends, nothing worse.
+# The compiled GCPause is C and has no such moment.
 
 
 def pause_gc():
-    """Stop the cyclic collector until the matching resume_gc (counted across threads)."""
+    """Stop the cyclic collector until the matching resume_gc (counted across threads), and
+    keep large freed array buffers for reuse while any differentiation is in progress."""
     counted = False
     try:
         with _gc_lock:
@@ -47,14 +53,15 @@ def pause_gc():
             _gc_state[0] += 1
             counted = True
             gc.disable()
-            buffer_cache_begin()
+            if not _gc_state[2]:
+                _gc_state[2] = True
+                buffer_cache_begin()
     except BaseException:  # interrupted part way: as if never called (inline: a call could be)
         if counted:
             with _gc_lock:
                 _gc_state[0] -= 1
                 if _gc_state[0] == 0 and _gc_state[1]:
                     gc.enable()
-            buffer_cache_end()  # (if the cache had not begun, an extra end does nothing)
         raise
 
 
@@ -63,13 +70,12 @@ def resume_gc(*exc_info):
     with _gc_lock:
         if _gc_state[0] > 0:
             _gc_state[0] -= 1
-            if _gc_state[0] == 0 and _gc_state[1]:
-                gc.enable()
-            ended = True
-        else:
-            ended = False
-    if ended:
-        buffer_cache_end()  # last: a Ctrl-C landing before it leaves buffers kept, nothing worse
+            if _gc_state[0] == 0:
+                if _gc_state[1]:
+                    gc.enable()
+                if _gc_state[2]:  # (after the collector: an interrupt here only keeps buffers)
+                    buffer_cache_end()
+                    _gc_state[2] = False
 
 
 def gc_pause_depth():
