@@ -732,8 +732,8 @@ ARRAY_CASES = [(name, fun, _floats_as_arrays(x)) for name, fun, x in CASES if is
 ARRAY_IDS = [c[0] for c in ARRAY_CASES]
 
 
-def _split_hook():
-    return import_target("core")._split_make_vjp
+def _splitters():
+    return import_target("core").input_splitters
 
 
 @pytest.mark.parametrize("name,fun,x", ARRAY_CASES, ids=ARRAY_IDS)
@@ -781,18 +781,19 @@ SPLIT_EXTRA_CASES = [
 def test_leaf_by_leaf_tracing_gives_the_general_paths_gradient(name, fun, x, ag, np, B, monkeypatch):
     f = _bind(fun, B, np)
     taken = []
-    hook = _split_hook()
+    splitters = _splitters()
+    splitter = splitters[type(x)]
 
-    def spy(fun_, x_, consume):
-        made = hook(fun_, x_, consume)
+    def spy(x_):
+        made = splitter(x_)
         taken.append(made is not None)
         return made
 
-    monkeypatch.setattr(import_target("core"), "_split_make_vjp", spy)
+    monkeypatch.setitem(splitters, type(x), spy)
     x_in, snapshot = _fresh(x), _fresh(x)
     v, g = ag.value_and_grad(f)(x_in)
     assert taken == [True]  # the leaf-by-leaf path ran
-    monkeypatch.setattr(import_target("core"), "_split_make_vjp", None)
+    monkeypatch.delitem(splitters, type(x))
     v_general, g_general = ag.value_and_grad(f)(_fresh(x))
     assert v == v_general
     assert_tree_identical(g_general, g, "g", _same_gradient_leaf)

@@ -146,7 +146,7 @@ ENGINE_NAMES = {
     "VJPNode": "fastgrad.core",
     "JVPNode": "fastgrad.core",
 }
-ENGINE_MODULES = ("fastgrad._core", "fastgrad._core_py")
+ENGINE_MODULES = ("fastgrad._core", "fastgrad._core_py")  # (the pure one's parts: fastgrad._core_*)
 
 
 def _public_objects():
@@ -164,7 +164,8 @@ OBJECT_IDS = [names[0] for names, _ in OBJECTS]
 
 
 def _is_engine_object(obj):
-    return getattr(obj, "__module__", None) in ENGINE_MODULES
+    module = getattr(obj, "__module__", None) or ""
+    return module in ENGINE_MODULES or module.startswith("fastgrad._core_")
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""The engine contract, checked on both engines: the compiled ``_core`` and the pure ``_core_py``.
+"""The engine contract, checked on both engines: the compiled ``_core`` and the pure ``_core_py``,
+each with both of its backward passes: the default one, whose bookkeeping is in the nodes'
+fields (``backward_pass``), and the fallback with dicts (``backward_pass_with_dicts``, what
+``backward_pass`` runs for user node types and for a second pass over a graph in use).
 
 These tests talk to each engine module directly (not through ``fastgrad._engine``), so both
 run in one process whichever engine fastgrad itself selected.  Values are a private float
@@ -24,6 +27,7 @@ ENGINES = [
     pytest.param(_core_py, id="pure"),
     pytest.param(_core, id="compiled", marks=pytest.mark.skipif(_core is None, reason="compiled engine not built")),
 ]
+PASSES = [pytest.param("backward_pass", id="nodes"), pytest.param("backward_pass_with_dicts", id="dicts")]
 
 
 class Val(float):
@@ -55,11 +59,12 @@ ValSpace.register(Val)
 class Kit:
     """Box type and primitives bound to one engine."""
 
-    def __init__(self, eng):
+    def __init__(self, eng, pass_name="backward_pass"):
         self.eng = eng
-        # Sums of boxes (higher order) go through the engine's generic hook: trace them with
+        self.backward_pass = getattr(eng, pass_name)
+        # Sums of boxes (higher order) go through the engine's generic add: trace them with
         # this engine's own add, as core does with VSpace.add for the selected engine.
-        eng.set_generic_add(lambda prev, owned, g: (g if prev is None else self.add(prev, g), False))
+        self.previous = eng.bind(generic_add=lambda prev, owned, g: (g if prev is None else self.add(prev, g), False))
 
         class ValBox(eng.Box):
             __slots__ = ()
@@ -90,13 +95,22 @@ class Kit:
 
     def grad(self, fun, x):
         end_value, end_node = self.eng.trace(self.eng.VJPNode.new_root(), fun, Val(x))
-        return self.eng.backward_pass(Val(1.0), end_node)
+        return self.backward_pass(Val(1.0), end_node)
+
+    def close(self):
+        self.eng.bind(**self.previous)  # give the engine back to fastgrad.core
 
 
 @pytest.fixture(params=ENGINES)
-def kit(request):
-    yield Kit(request.param)
-    request.param.set_generic_add(core._engine_add)  # give the engine back to fastgrad.core
+def engine(request):
+    return request.param
+
+
+@pytest.fixture(params=PASSES)
+def kit(engine, request):
+    made = Kit(engine, request.param)
+    yield made
+    made.close()
 
 
 def test_the_switch_reports_the_engine_in_use():
@@ -121,7 +135,7 @@ def test_first_and_second_derivative(kit):
 
     def df(x):
         end_value, end_node = kit.eng.trace(kit.eng.VJPNode.new_root(), f, x)
-        return kit.eng.backward_pass(Val(1.0), end_node)
+        return kit.backward_pass(Val(1.0), end_node)
 
     assert float(kit.grad(df, x)) == pytest.approx(-onp.sin(x) * x + 2 * onp.cos(x), rel=1e-14)
 
@@ -148,7 +162,7 @@ def test_array_cotangents_are_never_mutated_unless_owned(kit):
         return kit.add(kit.add(a, b), c)
 
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
-    result = eng.backward_pass(seed, end_node)
+    result = kit.backward_pass(seed, end_node)
     onp.testing.assert_array_equal(result, onp.full(3, 6.0))
     onp.testing.assert_array_equal(shared, onp.full(3, 2.0))
     onp.testing.assert_array_equal(seed, onp.ones(3))
@@ -177,7 +191,7 @@ def test_only_arrays_nobody_else_sees_are_summed_into(kit):
         return kit.add(kit.add(kit.add(view(x), keep(x)), fresh(x)), kit.add(view(x), keep(x)))
 
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(1.0))
-    result = eng.backward_pass(onp.ones(3), end_node)
+    result = kit.backward_pass(onp.ones(3), end_node)
     onp.testing.assert_array_equal(result, onp.full(3, 2.0 + 1.0 + 4.0 + 2.0 + 1.0))
     onp.testing.assert_array_equal(shared, onp.full(3, 2.0))
     for a in kept:
@@ -189,11 +203,11 @@ def test_symbolic_zero_and_unreached_root(kit):
     stop = eng.Primitive(lambda x: Val(x))
     eng.primitive_vjps[stop] = eng.VJPRule(stop, {0: (eng.ZERO, None)})
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: stop(x), Val(2.0))
-    assert eng.backward_pass(Val(1.0), end_node) is None
+    assert kit.backward_pass(Val(1.0), end_node) is None
     half = eng.Primitive(lambda x: Val(x / 2))
     eng.primitive_vjps[half] = eng.VJPRule(half, {0: (eng.DIRECT, lambda g, ans, x: None)})
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: kit.add(half(x), x), Val(2.0))
-    assert eng.backward_pass(Val(1.0), end_node) == 1.0
+    assert kit.backward_pass(Val(1.0), end_node) == 1.0
 
 
 def test_missing_rule_names_primitive_and_argnum(kit):
@@ -206,12 +220,12 @@ def test_missing_rule_names_primitive_and_argnum(kit):
     eng.primitive_vjps[prim] = eng.VJPRule(prim, {0: (eng.DIRECT, lambda g, ans, a, b: g)})
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: prim(Val(1.0), x), Val(2.0))
     with pytest.raises(NotImplementedError, match=r"VJP of two_args wrt argnums \(1,\) not defined"):
-        eng.backward_pass(Val(1.0), end_node)
+        kit.backward_pass(Val(1.0), end_node)
     bare = eng.Primitive(lambda x: Val(x))
     bare.__name__ = "bare"
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: bare(x), Val(2.0))
     with pytest.raises(NotImplementedError, match=r"VJP of bare wrt argnums \(0,\) not defined"):
-        eng.backward_pass(Val(1.0), end_node)
+        kit.backward_pass(Val(1.0), end_node)
 
 
 def test_registry_is_read_when_a_node_is_recorded(kit):
@@ -220,7 +234,7 @@ def test_registry_is_read_when_a_node_is_recorded(kit):
     try:
         end_value, end_node = eng.trace(eng.VJPNode.new_root(), kit.sin, Val(0.3))
         with pytest.raises(NotImplementedError):
-            eng.backward_pass(Val(1.0), end_node)
+            kit.backward_pass(Val(1.0), end_node)
     finally:
         eng.primitive_vjps[kit.sin] = saved
     assert kit.grad(kit.sin, 0.3) == pytest.approx(onp.cos(0.3))
@@ -261,7 +275,7 @@ def test_consume_releases_nodes_and_graph_is_freed(kit):
         return y
 
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), f, Val(0.4))
-    eng.backward_pass(Val(1.0), end_node, True)
+    kit.backward_pass(Val(1.0), end_node, True)
     assert end_node.parents == () or end_node.parents is None
     del end_node
     assert refs[0]() is None
@@ -293,7 +307,7 @@ def test_notrace_primitive_and_register_notrace(kit):
     eng = kit.eng
     shape_of = eng.NotracePrimitive(lambda x: type(x).__name__)
     end_value, end_node = eng.trace(eng.VJPNode.new_root(), lambda x: kit.mul(x, Val(len(shape_of(x)))), Val(1.0))
-    assert kit.eng.backward_pass(Val(1.0), end_node) == len("Val")
+    assert kit.backward_pass(Val(1.0), end_node) == len("Val")
     passthrough = eng.Primitive(lambda x: Val(x))
     eng.register_notrace(eng.VJPNode, passthrough)
     with pytest.warns(UserWarning, match="Output seems independent of input."):
@@ -331,7 +345,7 @@ def test_user_box_subclass_with_own_init_is_constructed_through_it(kit):
     ident = eng.Primitive(lambda x: Tagged(x))
     eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g)})
     value, node = eng.trace(eng.VJPNode.new_root(), ident, Tagged(2.0))
-    assert len(calls) == 2 and eng.backward_pass(1.0, node) == 1.0
+    assert len(calls) == 2 and kit.backward_pass(1.0, node) == 1.0
 
 
 def test_node_subclass_passed_to_trace_sees_every_primitive(kit):
@@ -399,7 +413,7 @@ def test_forward_mode_node(kit):
 def test_engines_agree_on_the_same_program():
     if _core is None:
         pytest.skip("compiled engine not built")
-    kits = [Kit(_core_py), Kit(_core)]
+    kits = [Kit(eng, name) for eng in (_core_py, _core) for name in ("backward_pass", "backward_pass_with_dicts")]
 
     def program(k):
         def f(x):
@@ -413,9 +427,9 @@ def test_engines_agree_on_the_same_program():
     try:
         results = [k.grad(program(k), 0.3) for k in kits]
     finally:
-        for eng in (_core_py, _core):
-            eng.set_generic_add(core._engine_add)
-    assert results[0] == results[1]
+        for k in reversed(kits):
+            k.close()
+    assert results[1:] == results[:-1]
 
 
 def test_nodes_keep_only_what_their_rule_reads(kit):
@@ -435,7 +449,7 @@ def test_nodes_keep_only_what_their_rule_reads(kit):
     value, node = eng.trace(eng.VJPNode.new_root(), f, Val(0.5))
     assert nodes[0].value is None and nodes[0].args == (0.5,)
     assert nodes[1].value == value and nodes[1].args == (None,)
-    assert eng.backward_pass(1.0, node) == pytest.approx(onp.exp(0.25) * 2 * 0.5, rel=1e-14)
+    assert kit.backward_pass(1.0, node) == pytest.approx(onp.exp(0.25) * 2 * 0.5, rel=1e-14)
 
 
 def test_argnums_tuples_are_shared_per_pattern(kit):
@@ -458,4 +472,142 @@ def test_argnums_tuples_are_shared_per_pattern(kit):
         return many(*nine, x)
 
     value, node = eng.trace(eng.VJPNode.new_root(), g, Val(1.0))
-    assert node.parent_argnums == (9,) and eng.backward_pass(1.0, node) == 1.0
+    assert node.parent_argnums == (9,) and kit.backward_pass(1.0, node) == 1.0
+
+
+# ---- the default pass (bookkeeping in node fields) and its fallback -----------------------
+
+
+def _fan_program(kit, steps=30):
+    def f(x):
+        y = x
+        for i in range(steps):
+            y = kit.add(kit.mul(kit.sin(y), x), kit.mul(y, Val(0.5 + 0.01 * i)))  # fan-out and fan-in
+        return y
+
+    return f
+
+
+def test_both_passes_of_both_engines_give_the_same_bits():
+    engines = [_core_py] + ([] if _core is None else [_core])
+    kits = [Kit(eng, name) for eng in engines for name in ("backward_pass", "backward_pass_with_dicts")]
+    try:
+        results = [k.grad(_fan_program(k), 0.3) for k in kits]
+    finally:
+        for k in reversed(kits):
+            k.close()
+    assert len(set(results)) == 1, results
+    assert results[0] != 0.0
+
+
+def test_user_node_types_take_the_fallback(engine):
+    # a graph of a user's node type cannot use the VJPNode fields: backward_pass runs the
+    # dict pass, through the nodes' own vjp
+    kit = Kit(engine)
+    try:
+
+        class ScaledNode(engine.Node):
+            def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+                self.parents = parents
+                self.inner = engine.VJPNode(value, fun, args, kwargs, parent_argnums, parents)
+
+            def initialize_root(self):
+                self.parents = ()
+
+            def vjp(self, g):
+                return self.inner.vjp(g)
+
+        f = _fan_program(kit, 5)
+        value, end = engine.trace(ScaledNode.new_root(), f, Val(0.3))
+        assert type(end) is ScaledNode
+        assert engine.backward_pass(Val(1.0), end) == kit.grad(f, 0.3)
+    finally:
+        kit.close()
+
+
+def test_a_pass_inside_a_rule_over_the_same_graph(kit):
+    # a rule that runs a second pass over the graph being processed: the inner pass finds
+    # the nodes in use and takes the fallback; both give the right cotangents
+    eng = kit.eng
+    inner_results, graph = [], {}
+    probe = eng.Primitive(lambda x: Val(x))
+
+    def probing_rule(g, ans, x):
+        if graph["outer"]:  # (the inner pass runs this rule too)
+            graph["outer"] = False
+            inner_results.append(eng.backward_pass(Val(1.0), graph["end"]))
+        return g
+
+    eng.primitive_vjps[probe] = eng.VJPRule(probe, {0: (eng.DIRECT, probing_rule)})
+    f = _fan_program(kit, 6)
+    value, graph["end"] = eng.trace(eng.VJPNode.new_root(), lambda x: f(probe(x)), Val(0.3))
+    expected = kit.grad(f, 0.3)
+    graph["outer"] = True
+    assert kit.backward_pass(Val(1.0), graph["end"]) == pytest.approx(expected, rel=1e-14)
+    assert inner_results == [pytest.approx(expected, rel=1e-14)]
+    assert kit.backward_pass(Val(1.0), graph["end"]) == pytest.approx(expected, rel=1e-14)
+
+
+def test_a_pass_that_raised_leaves_nothing_behind(kit):
+    eng = kit.eng
+    fail = [True]
+    flaky = eng.Primitive(lambda x: Val(x))
+
+    def flaky_rule(g, ans, x):
+        if fail[0]:
+            raise ZeroDivisionError("injected")
+        return g
+
+    eng.primitive_vjps[flaky] = eng.VJPRule(flaky, {0: (eng.DIRECT, flaky_rule)})
+    f = _fan_program(kit, 6)
+    value, end = eng.trace(eng.VJPNode.new_root(), lambda x: f(flaky(kit.mul(x, x))), Val(0.3))
+    with pytest.raises(ZeroDivisionError):
+        kit.backward_pass(Val(1.0), end)
+    fail[0] = False
+    first = kit.backward_pass(Val(1.0), end)
+    assert first == kit.backward_pass(Val(1.0), end) == eng.backward_pass_with_dicts(Val(1.0), end)
+    assert first == pytest.approx(kit.grad(lambda x: f(kit.mul(x, x)), 0.3), rel=1e-14)
+
+
+def test_concurrent_passes_over_one_graph(kit):
+    eng = kit.eng
+    f = _fan_program(kit, 40)
+    value, end = eng.trace(eng.VJPNode.new_root(), f, Val(0.3))
+    expected = kit.backward_pass(Val(1.0), end)
+    results, errors = [], []
+
+    def run():
+        try:
+            for _ in range(15):
+                results.append(kit.backward_pass(Val(1.0), end))
+        except BaseException as exc:  # pragma: no cover (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == [expected] * 60
+
+
+def test_cotangents_of_several_roots(kit):
+    # a trace that starts from several boxes (one root each, as a container traced leaf by
+    # leaf): each root's cotangent, None for a root nothing reaches
+    eng = kit.eng
+    roots = [eng.VJPNode.new_root() for _ in range(3)]
+
+    def f(a):
+        b = kit.ValBox(Val(2.0), a._trace, roots[1])
+        eng.new_box(Val(5.0), a._trace, roots[2])  # (unused)
+        return kit.add(kit.mul(a, b), kit.mul(a, a))
+
+    value, end = eng.trace(roots[0], f, Val(3.0))
+    assert kit.backward_pass(Val(1.0), end, False, roots) == [2.0 + 6.0, 3.0, None]
+    seed = onp.ones(2)
+    ident = eng.Primitive(lambda x: Val(x))
+    eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g)})
+    value, end = eng.trace(roots[0], ident, Val(3.0))
+    (got,) = kit.backward_pass(seed, end, False, roots[:1])
+    onp.testing.assert_array_equal(got, seed)
+    assert got is not seed  # the caller's own array

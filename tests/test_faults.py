@@ -659,15 +659,24 @@ def _every_moment(run, trigger, again, expected, limit=20000):
     raise AssertionError("more than {} moments".format(limit))
 
 
+def _cache_users():
+    """Differentiations the buffer cache counts as in progress (0 without the cache)."""
+    from fastgrad._engine import engine
+
+    return engine.buffer_cache_state()[1]
+
+
 def _check_after_interrupt(k, where, again, expected):
     """After an interrupt: no lock left held (the next call would block), the collector
-    on, NumPy's floating-point handling as it was, and the next differentiation correct."""
+    on, NumPy's floating-point handling as it was, and the next differentiation correct
+    and leaving the buffer cache free."""
     context = "after an interrupt at moment {} ({})".format(k, where[0] if where else "?")
     assert gc.isenabled(), "the garbage collector is left disabled " + context
     assert onp.geterr() == _DEFAULT_ERR, "NumPy's error state is left changed " + context
     with watchdog(30, "the next differentiation blocks " + context):
         result = again()
     assert gc.isenabled(), "a pause of the collector never ended " + context
+    assert _cache_users() == 0, "the buffer cache is left held " + context
     onp.testing.assert_allclose(result, expected, rtol=1e-12, err_msg=context)
 
 

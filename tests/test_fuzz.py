@@ -14,8 +14,10 @@ much larger than the finite-difference step.  Then, for each program:
 - a forward-mode JVP along a random direction equals <gradient, direction>;
 - a Hessian-vector product (reverse over reverse) equals central differences of the
   gradient;
-- the compiled and the pure-Python engines agree (seeded programs, the pure engine in a
-  subprocess with FASTGRAD_PURE=1).
+- the compiled and the pure-Python engines agree (seeded programs, the other engine in a
+  subprocess), on the default backward pass and on its fallback (every pass run by
+  ``backward_pass_with_dicts``, what the engines do for user node types and a second pass
+  over a graph in use).
 
 hypothesis drives the generator (``derandomize=True``: CI runs the same programs every
 time); FASTGRAD_FUZZ_EXAMPLES sets the number of programs (default 500).
@@ -48,6 +50,7 @@ pytestmark = pytest.mark.fastgrad_only
 
 EXAMPLES = int(os.environ.get("FASTGRAD_FUZZ_EXAMPLES", "500"))
 PURE_PROGRAMS = max(EXAMPLES // 2, 20)
+FALLBACK_PROGRAMS = max(EXAMPLES // 8, 20)
 BOUND = 30.0  # every intermediate value stays within [-BOUND, BOUND]
 MARGIN = 1e-3  # distance kept from kinks and domain edges
 FD_EPS = 1e-6
@@ -792,21 +795,29 @@ def test_random_programs_second_order(data):
 # The compiled and pure engines agree on the same (seeded) programs
 
 
-def seeded_results(seeds):
-    """{seed: [value, gradients as nested lists]} of the selected engine."""
-    out = {}
-    for seed in seeds:
-        prog = generate(RandomChooser(seed))
-        _, value, grads = fastgrad_value_and_grads(prog)
-        out[str(seed)] = [
-            float(value),
-            [onp.asarray(g, dtype=onp.float64).tolist() for g in grads],
-            [[type(g).__name__, str(onp.asarray(g).dtype)] for g in grads],
-        ]
-    return out
+def seeded_results(seeds, pass_name="backward_pass"):
+    """{seed: [value, gradients as nested lists, their types]} of the selected engine, every
+    backward pass run by its function ``pass_name``."""
+    from fastgrad._engine import engine
+
+    default = engine.backward_pass
+    engine.backward_pass = getattr(engine, pass_name)  # (what fastgrad.core calls)
+    try:
+        out = {}
+        for seed in seeds:
+            prog = generate(RandomChooser(seed))
+            _, value, grads = fastgrad_value_and_grads(prog)
+            out[str(seed)] = [
+                float(value),
+                [onp.asarray(g, dtype=onp.float64).tolist() for g in grads],
+                [[type(g).__name__, str(onp.asarray(g).dtype)] for g in grads],
+            ]
+        return out
+    finally:
+        engine.backward_pass = default
 
 
-def _results_in_subprocess(seeds, pure):
+def _results_in_subprocess(seeds, pure, pass_name="backward_pass"):
     env = dict(os.environ)
     env.pop("FASTGRAD_REQUIRE_EXTENSIONS", None)
     if pure:
@@ -816,38 +827,57 @@ def _results_in_subprocess(seeds, pure):
     tests = str(Path(__file__).resolve().parent)
     code = (
         "import sys, json; sys.path.insert(0, {!r}); import test_fuzz, fastgrad; "
-        "print(json.dumps([fastgrad.COMPILED, test_fuzz.seeded_results({!r})]))"
-    ).format(tests, list(seeds))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+        "print(json.dumps([fastgrad.COMPILED, test_fuzz.seeded_results({!r}, {!r})]))"
+    ).format(tests, list(seeds), pass_name)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     compiled, results = json.loads(proc.stdout.strip().splitlines()[-1])
     return compiled, results
 
 
-def test_compiled_and_pure_engines_agree_on_random_programs():
-    seeds = list(range(PURE_PROGRAMS))
-    here = seeded_results(seeds)
-    pure_flag, pure = _results_in_subprocess(seeds, pure=True)
-    assert pure_flag is False, "the subprocess did not use the pure engine"
-    if fastgrad.COMPILED:
-        mine = here
-    else:  # this process runs the pure engine: get the compiled one's results elsewhere
-        compiled_flag, mine = _results_in_subprocess(seeds, pure=False)
-        if not compiled_flag:
-            pytest.skip("the compiled engine is not available")
+def _results(seeds, compiled, pass_name):
+    """seeded_results of one engine: this process's, or a subprocess's for the other one."""
+    if compiled == fastgrad.COMPILED:
+        return seeded_results(seeds, pass_name)
+    flag, results = _results_in_subprocess(seeds, not compiled, pass_name)
+    if flag != compiled:
+        assert compiled, "the subprocess did not use the pure engine"
+        pytest.skip("the compiled engine is not available")
+    return results
+
+
+def _assert_agree(a, b, seeds, what):
     mismatches = []
     for seed in seeds:
-        a, b = mine[str(seed)], pure[str(seed)]
-        if a[2] != b[2] or not math.isclose(a[0], b[0], rel_tol=1e-13, abs_tol=1e-300):
+        x, y = a[str(seed)], b[str(seed)]
+        if x[2] != y[2] or not math.isclose(x[0], y[0], rel_tol=1e-13, abs_tol=1e-300):
             mismatches.append(seed)
             continue
-        for ga, gb in zip(a[1], b[1]):
-            if not onp.allclose(onp.array(ga), onp.array(gb), rtol=1e-12, atol=1e-300, equal_nan=True):
+        for gx, gy in zip(x[1], y[1]):
+            if not onp.allclose(onp.array(gx), onp.array(gy), rtol=1e-12, atol=1e-300, equal_nan=True):
                 mismatches.append(seed)
                 break
-    assert not mismatches, "compiled and pure engines differ on seeds {}: first:\n{}".format(
-        mismatches[:10], describe(generate(RandomChooser(mismatches[0])))
+    assert not mismatches, "{} differ on seeds {}: first:\n{}".format(
+        what, mismatches[:10], describe(generate(RandomChooser(mismatches[0])))
     )
+
+
+def test_compiled_and_pure_engines_agree_on_random_programs():
+    seeds = list(range(PURE_PROGRAMS))
+    compiled = _results(seeds, True, "backward_pass")
+    pure = _results(seeds, False, "backward_pass")
+    _assert_agree(compiled, pure, seeds, "compiled and pure engines")
+
+
+def test_the_fallback_pass_agrees_with_the_default_on_random_programs():
+    seeds = list(range(FALLBACK_PROGRAMS))
+    default = _results(seeds, fastgrad.COMPILED, "backward_pass")
+    for compiled in (fastgrad.COMPILED, not fastgrad.COMPILED):
+        fallback = _results(seeds, compiled, "backward_pass_with_dicts")
+        what = "the {} engine's fallback pass and the default one".format("compiled" if compiled else "pure")
+        _assert_agree(default, fallback, seeds, what)
+        if compiled == fastgrad.COMPILED:  # one engine, the same sums in the same order: the same bits
+            assert fallback == default
 
 
 def test_seeded_programs_are_checked_too():

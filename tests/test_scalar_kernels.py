@@ -276,11 +276,7 @@ def test_scalar_gradients_equal_the_pure_rules():
     with_kernels = [grad(f)(x) for x in xs]
     saved = dict(kernels.ENABLED)
     try:
-        for prim, key in saved:
-            if key == "forward":
-                engine.set_scalar_kernel(prim, None)
-            else:
-                engine.set_scalar_vjp(primitive_vjps[prim], key, None)
+        engine.bind(scalar_kernels={}, scalar_vjps={})
         without = [grad(f)(x) for x in xs]
     finally:
         kernels.install()
@@ -291,25 +287,32 @@ def test_scalar_gradients_equal_the_pure_rules():
 def test_a_kernel_needs_its_loop_bound_from_its_own_ufunc():
     try:
         # bound from another ufunc, or from something that is not NumPy's ufunc: refused
-        assert "not NumPy's ufunc sin" in engine.bind_numpy_loop("sin", onp.cos)
-        assert "not NumPy's ufunc sin" in engine.bind_numpy_loop("sin", lambda x: x)
-        assert "sin" not in engine.bound_numpy_loops()
+        for impostor in (onp.cos, lambda x: x):
+            engine.bind(numpy_loops={"sin": impostor, "cos": onp.cos})
+            assert "not NumPy's ufunc sin" in engine.numpy_loop_status()["sin"]
+            assert "sin" not in engine.bound_numpy_loops()
         with pytest.raises(ValueError, match="no NumPy loop named 'sine'"):
-            engine.bind_numpy_loop("sine", onp.sin)
+            engine.bind(numpy_loops={"sine": onp.sin})
         # an unbound loop: its kernels cannot be switched on, and one left on computes
         # nothing (the primitive and its rule run NumPy's and the Python code)
         with pytest.raises(ValueError, match="calls NumPy's loop for 'sin', which is not bound"):
-            engine.set_scalar_kernel(anp.sin, "sin")
+            engine.bind(scalar_kernels={anp.sin: ("sin", False)})
         with pytest.raises(ValueError, match="calls NumPy's loop for 'sin', which is not bound"):
-            engine.set_scalar_vjp(primitive_vjps[anp.cos], 0, "-g*sin(x)")
+            engine.bind(scalar_vjps={(primitive_vjps[anp.cos], 0): ("-g*sin(x)", False)})
         assert onp.isnan(engine.eval_scalar_kernel("sin", 0.5))
         x = onp.float64(0.5)
         assert _bits(np.sin(x)) == _bits(onp.sin(x))
         assert _bits(grad(np.cos)(x)) == _bits(-onp.sin(x))
+        # a loop bound in the same call counts, and a refused call changes nothing
+        with pytest.raises(ValueError, match="calls NumPy's loop for 'cos', which is not bound"):
+            engine.bind(numpy_loops={"sin": onp.sin}, scalar_kernels={anp.cos: ("cos", False)})
+        assert "sin" not in engine.bound_numpy_loops()
+        engine.bind(numpy_loops={"sin": onp.sin, "cos": onp.cos}, scalar_kernels={anp.sin: ("sin", False)})
+        assert engine.numpy_loop_status()["sin"] is None
         # a kernel stands for the ufunc its loop came from only
-        assert engine.bind_numpy_loop("cos", onp.cos) is None
+        assert engine.numpy_loop_status()["cos"] is None
         with pytest.raises(ValueError, match="stands for <ufunc 'cos'> only"):
-            engine.set_scalar_kernel(anp.sin, "cos")
+            engine.bind(scalar_kernels={anp.sin: ("cos", False)})
     finally:
         kernels.install()
     assert kernels.LOOPS["sin"] is None and _bits(engine.eval_scalar_kernel("sin", 0.5)) == _bits(onp.sin(0.5))

@@ -1,5 +1,5 @@
 # The compiled engine's typed contract: one field per line, each saying what it holds.
-# _core_py.py is the same engine in plain Python; keep the two in step.
+# _core_py.py and its modules are the same engine in plain Python; keep the two in step.
 
 cdef extern from "_scalar_kernels.h":
     ctypedef double (*fg_kernel1)(double)
@@ -8,6 +8,11 @@ cdef extern from "_scalar_kernels.h":
 
 
 from cpython.object cimport PyObject
+
+
+cdef class Hooks:                    # _core_seam: the runtime switches, read on every node
+    cdef public object debug         # debug-mode checks (fastgrad._debug), or None
+    cdef public object record_replay # while a recompute block is open: (node, ans, args, kwargs) -> replay or None
 
 
 cdef class Box:

@@ -3,6 +3,11 @@
 # fastgrad.tracer and fastgrad.core; nothing but fastgrad._engine imports this module.
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Set, Tuple, final
 
+from typing_extensions import disjoint_base
+
+# Cython's doctest table (autotestdict; empty: the engine's examples live in the Python layer).
+__test__: Dict[str, str]
+
 # Registries: the primitive -> its reverse / forward rules; node type -> untraced primitives.
 primitive_vjps: Dict[Any, Any]
 primitive_jvps: Dict[Any, Any]
@@ -14,45 +19,71 @@ MAKER: int
 DIRECT: int
 SAME: int
 
-def set_generic_add(fn: Callable[[Any, bool, Any], Tuple[Any, bool]]) -> None:
-    """Install the hook that adds cotangents without a fast path: (prev or None, owned, g) -> (sum, owned)."""
+@final
+class Hooks:
+    """The runtime switches the engine reads on every node (bound as ``hooks``)."""
 
-def set_sparse_type(tp: type) -> None:
-    """Install the sparse cotangent type (added in place through its ``mut_add``)."""
+    debug: Any  # debug-mode checks: recorded(node), before_backward(node), checked(node, argnum, g, cotangent)
+    record_replay: Optional[Callable[[Any, Any, Tuple[Any, ...], Any], Any]]  # while a recompute block is open
+    def __init__(self) -> None: ...
 
-def set_debug_hooks(hooks: Any) -> None:
-    """Install (or, with None, remove) hooks with ``recorded(node)``, ``before_backward(node)``
-    and ``checked(node, argnum, g, cotangent)`` methods, each called when not None."""
+def bind(
+    *,
+    generic_add: Optional[Callable[[Any, bool, Any], Tuple[Any, bool]]] = ...,
+    sparse_type: Optional[type] = ...,
+    start_sum: Optional[Callable[[Any], Any]] = ...,
+    finish_sum: Optional[Callable[[Any], Any]] = ...,
+    replayed_cotangents: Optional[Callable[[Any, Any, Dict[Any, Any]], Any]] = ...,
+    hooks: Hooks = ...,
+    box_operators: Dict[str, Tuple[Any, Any]] = ...,
+    box_fast_types: Any = ...,
+    box_general_types: Any = ...,
+    numpy_loops: Dict[str, Any] = ...,
+    scalar_kernels: Dict[Any, Tuple[str, bool]] = ...,
+    scalar_vjps: Dict[Tuple[Any, int], Tuple[str, bool]] = ...,
+) -> Dict[str, Any]:
+    """The one seam: hand the engine what it takes from the layers above (see
+    fastgrad._core_seam); returns the previous values of the entries given."""
 
-def set_recompute_hooks(record: Optional[Callable[..., Any]], cotangents: Callable[..., Any]) -> None:
-    """Install fastgrad._recompute's ``record(node, ans, args, kwargs)`` (None while no
-    recompute block is open) and ``cotangents(node, g, memo)``."""
+# The collector's pause during differentiation, and the buffer cache (_core_gc).
+def pause_gc() -> None: ...
+def resume_gc() -> None: ...
+def gc_pause_depth() -> int: ...
 
-def set_box_arithmetic(ops: Dict[str, Tuple[Any, Any]], fast_value_types: Any, general_other_types: Any) -> None:
-    """Give ArithmeticBox its operators: ``ops[name] = (fast, general)`` primitives for
-    add, sub, mul, truediv, pow, mod, matmul and neg."""
+@final
+class GCPause:
+    def __enter__(self) -> None: ...
+    def __exit__(self, *exc: Any) -> bool: ...
 
+def buffer_cache_begin() -> None: ...
+def buffer_cache_end() -> None: ...
+def buffer_cache_release() -> None: ...
+def buffer_cache_state() -> Tuple[bool, int, int, int]: ...
 def use_compiled_operators(cls: type) -> None:
     """Give the Python subclass ``cls`` of ArithmeticBox the C operator slots (for each
     operator it does not override)."""
 
-def set_cotangent_sum_hooks(start: Optional[Callable[[Any], Any]], finish: Optional[Callable[[Any], Any]]) -> None:
-    """``start(g)``: the first term of a sum a sparse cotangent starts; ``finish(total)``:
-    what an owned sum that is not a scalar or an array becomes before a rule reads it."""
-
 def same_layout(a: Any, b: Any) -> bool:
     """``a`` and ``b`` are ndarrays of the same shape and dtype."""
 
-# Scalar kernels (compiled engine only; the pure engine's names are empty / no-ops):
-# C arithmetic for primitives and reverse rules on float64 scalars (_scalar_kernels.h).
+# Scalar kernels (compiled engine only; the pure engine's names are empty): C arithmetic
+# for primitives and reverse rules on float64 scalars (_scalar_kernels.h), switched on
+# through bind's scalar_kernels and scalar_vjps; those for sin, cos, exp, ... call NumPy's
+# own loops, bound through bind's numpy_loops.
 def scalar_kernel_names() -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
     """(unary forward, binary forward, reverse) kernel names."""
 
-def set_scalar_kernel(prim: "Primitive", name: Optional[str], needs_float64: bool = ...) -> None:
-    """Compute ``prim`` on float64/float scalars with the forward kernel ``name`` (None: off)."""
+def scalar_kernel_loop(name: str) -> Optional[str]:
+    """The NumPy loop the kernel ``name`` calls, or None for an IEEE kernel (compiled engine only)."""
 
-def set_scalar_vjp(rule: "VJPRule", argnum: int, name: Optional[str]) -> None:
-    """Compute ``rule``'s entry for argnum 0 or 1 on float64 scalars with a reverse kernel."""
+def numpy_loop_names() -> Tuple[str, ...]:
+    """The ufuncs whose float64 loops kernels call (compiled engine only)."""
+
+def bound_numpy_loops() -> Dict[str, Any]:
+    """name -> ufunc, for the loops bound now (compiled engine only)."""
+
+def numpy_loop_status() -> Dict[str, Optional[str]]:
+    """name -> None for each loop bound now, else why not (compiled engine only)."""
 
 def eval_scalar_kernel(name: str, *xs: float) -> float:
     """The forward kernel ``name`` at ``xs`` (compiled engine only)."""
@@ -60,6 +91,7 @@ def eval_scalar_kernel(name: str, *xs: float) -> float:
 def eval_scalar_vjp(name: str, g: float, ans: float, x: float, y: float) -> float:
     """The reverse kernel ``name`` at (g, ans, x, y) (compiled engine only)."""
 
+@disjoint_base
 class Box:
     """A value being traced."""
 
@@ -74,7 +106,7 @@ class Box:
     def register(cls, value_type: type) -> None: ...
 
 class ArithmeticBox(Box):
-    """A Box whose arithmetic operators call the primitives given to set_box_arithmetic."""
+    """A Box whose arithmetic operators call the primitives bound as box_operators."""
     def __add__(self, other: Any) -> Any: ...
     def __radd__(self, other: Any) -> Any: ...
     def __sub__(self, other: Any) -> Any: ...
@@ -95,11 +127,12 @@ def new_box(value: Any, trace: int, node: Any) -> Box: ...
 def isbox(x: Any) -> bool: ...
 def getval(x: Any) -> Any: ...
 
+@disjoint_base
 class Primitive:
     """A function whose calls on boxes are recorded."""
 
     fun: Callable[..., Any]
-    _notrace_types: Optional[frozenset]
+    _notrace_types: Optional[frozenset[Any]]
     __name__: str
     __qualname__: str
     __doc__: Optional[str]
@@ -165,10 +198,14 @@ class VJPNode(Node):
     @property
     def kwargs(self) -> Dict[str, Any]: ...
     def initialize_root(self) -> None: ...
+    @staticmethod
+    def new_root() -> VJPNode:  # (a root needs no arguments)
+        """A node that starts a trace."""
     def vjp(self, g: Any) -> List[Any]: ...
 
 def toposort(end_node: Any) -> List[Any]: ...
 def backward_pass(g: Any, end_node: Any, consume: bool = ..., roots: list[Any] | None = ...) -> Any: ...
+def backward_pass_with_dicts(g: Any, end_node: Any, consume: bool = ..., roots: list[Any] | None = ...) -> Any: ...
 
 @final
 class JVPRule:

@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from ._engine import engine
+from ._hooks import HOOKS
 
 
 def _name(node):
@@ -91,7 +91,7 @@ def set_debug(enabled: bool = True) -> bool:
     """
     previous = _state[0]
     _state[0] = bool(enabled)
-    engine.set_debug_hooks(_Checks() if enabled else None)
+    HOOKS.debug = _Checks() if enabled else None
     return previous
 
 

@@ -9,14 +9,14 @@ stretch of the graph at a time, and drops each as soon as the node that needed i
 Peak memory goes from n arrays to about n / every + every, for one more forward
 evaluation of the recomputed primitives.
 
-How the engines use this module (the same calls in _core.pyx and _core_py.py):
-- when a VJPNode is recorded while some thread is inside a block, ``record(node, ans,
-  args, kwargs)``; a ``Replay`` it returns goes into ``node.replay`` and the node drops
-  its saved output and arguments;
+How the engines use this module (the same calls in both):
+- when a VJPNode is recorded while some thread is inside a block (``record`` is then
+  fastgrad._hooks's ``record_replay``), ``record(node, ans, args, kwargs)``; a ``Replay``
+  it returns goes into ``node.replay`` and the node drops its saved output and arguments;
 - in the backward pass, a node with a replay gets its cotangents from ``cotangents(node,
-  g, memo)``, where ``memo`` is a dict private to that pass (outputs recomputed so far);
-  the pass removes a node's entry once the node is processed (its consumers, the only
-  readers, are all done by then).
+  g, memo)`` (bound to the engine as ``replayed_cotangents``), where ``memo`` is a dict
+  private to that pass (outputs recomputed so far); the pass removes a node's entry once
+  the node is processed (its consumers, the only readers, are all done by then).
 
 Only primitives of fastgrad.numpy and fastgrad.scipy are recomputed: they are pure
 functions of their arguments, so a second call gives the same bits.  A user's primitive
@@ -31,6 +31,7 @@ import threading
 import numpy as np
 
 from ._engine import engine
+from ._hooks import HOOKS
 
 _MISSING = object()  # Replay.out of an output that is recomputed
 _NO_KWARGS = {}  # shared, never modified: rules are called with **kwargs
@@ -177,7 +178,7 @@ def cotangents(node, g, memo):
     return rule(argnums, _output(node, memo), _arguments(node, memo), node.replay.kwargs)(g)
 
 
-engine.set_recompute_hooks(None, cotangents)
+engine.bind(replayed_cotangents=cotangents)
 
 
 class recompute:
@@ -223,7 +224,7 @@ class recompute:
             _collect_replayable()
             policies.append(_Policy(self.every, self.min_bytes))
             _open_blocks += 1
-            engine.set_recompute_hooks(record, cotangents)
+            HOOKS.record_replay = record
         return self
 
     def __exit__(self, *exc_info):
@@ -232,7 +233,7 @@ class recompute:
             _local.policies.pop()
             _open_blocks -= 1
             if _open_blocks == 0:
-                engine.set_recompute_hooks(None, cotangents)
+                HOOKS.record_replay = None
         return False
 
     def __call__(self, fun):

@@ -1,7 +1,7 @@
 # Scalar kernels (included in _core.pyx): C arithmetic for primitives and reverse rules
 # on float64 scalars, with results bit for bit NumPy's on every CPU (see _scalar_kernels.h
 # for why and when): IEEE operations, and NumPy's own inner loops for sin, cos, exp, ...
-# fastgrad.numpy binds those loops (bind_numpy_loop) and switches the kernels on per
+# fastgrad.numpy binds those loops (bind's numpy_loops) and switches the kernels on per
 # primitive and per rule (fastgrad/numpy/_scalar_kernels.py); the pure engine has none
 # and gives the same values by running the Python code they stand for.
 
@@ -179,9 +179,10 @@ cdef inline object _add_float64(object a, object b):
     return a + b
 
 
-# ---- NumPy's loops (bound from Python) ---------------------------------------------------
+# ---- NumPy's loops (bound through bind's numpy_loops) -----------------------------------
 
 cdef dict _loop_ufuncs = {}   # name of a bound loop -> the ufunc whose table fg_loops reads
+cdef dict _loop_status = {}   # name -> None (bound) or why it is not, as of the last binding
 
 
 cdef int _loop_id(str name) except -2:
@@ -194,7 +195,7 @@ cdef int _loop_id(str name) except -2:
 
 
 def numpy_loop_names():
-    """The ufuncs whose float64 loops kernels call (each bound by bind_numpy_loop)."""
+    """The ufuncs whose float64 loops kernels call (bound through bind's numpy_loops)."""
     return tuple([fg_loop_names[k].decode() for k in range(FG_N_LOOPS)])
 
 
@@ -203,24 +204,32 @@ def bound_numpy_loops():
     return dict(_loop_ufuncs)
 
 
-def bind_numpy_loop(str name, ufunc):
-    """Let the kernels that need NumPy's loop ``name`` call the float64 -> float64 inner
-    loop of ``ufunc`` (the ufunc of that name), once NumPy is seen running that loop on a
-    float64 scalar and on a float: for each call the probe (_scalar_kernels.h) stands in
-    for the loop in the ufunc's table, records what NumPy passes (one element, the
-    strides, the loop data) and forwards to the loop.  Returns None when the loop is
-    bound, else why not (those kernels then stay unbound, and switching them on raises).
-    ``ufunc=None`` unbinds: a kernel whose loop is unbound computes nothing, its
-    primitive or rule runs the Python code."""
-    cdef int k = _loop_id(name)
-    cdef fg_ufunc_loop* slot = &fg_loops[k]
+def numpy_loop_status():
+    """name -> None for each loop bound now, else why it is not (every loop name)."""
+    return {name: _loop_status.get(name, "unbound") for name in numpy_loop_names()}
+
+
+cdef _check_numpy_loops(dict ufuncs):
+    """bind's numpy_loops names loops of the kernels (ValueError otherwise)."""
+    for name in ufuncs:
+        if type(name) is not str:
+            raise TypeError("bind: numpy_loops maps loop names to ufuncs, not {!r}".format(name))
+        _loop_id(name)
+
+
+cdef object _probe_numpy_loop(str name, ufunc):
+    """Whether the kernels that need NumPy's loop ``name`` may call the float64 -> float64
+    inner loop of ``ufunc`` (the ufunc of that name): only once NumPy is seen running that
+    loop on a float64 scalar and on a float.  For each call the probe (_scalar_kernels.h)
+    stands in for the loop in the ufunc's table, records what NumPy passes (one element,
+    the strides, the loop data) and forwards to the loop.  -> (table entry, input stride,
+    output stride) when proven, else why not (a str).  Nothing of the engine changes."""
     cdef cnp.ufunc u
     cdef int i, entry = -1
     cdef cnp.PyUFuncGenericFunction loop
     cdef void* data
     cdef double mine, theirs
-    slot.functions = NULL   # unbound while probing, and unless proven
-    _loop_ufuncs.pop(name, None)
+    cdef fg_ufunc_loop trial
     if ufunc is None:
         return "unbound"
     if FG_FP_ERRORS == 0:
@@ -253,20 +262,44 @@ def bind_numpy_loop(str name, ufunc):
         return ("NumPy did not run the table's float64 loop once per scalar call, on one "
                 "element (calls {}, n {}, same arguments {})".format(
                     fg_probe.calls, fg_probe.n, bool(fg_probe.consistent)))
-    slot.data, slot.index = <void**>u.data, entry
-    slot.steps[0], slot.steps[1] = fg_probe.steps[0], fg_probe.steps[1]
-    slot.functions = <fg_numpy_loop*>u.functions
-    mine = fg_run_loop(slot, 0.5)
+    trial.functions, trial.data, trial.index = <fg_numpy_loop*>u.functions, <void**>u.data, entry
+    trial.steps[0], trial.steps[1] = fg_probe.steps[0], fg_probe.steps[1]
+    mine = fg_run_loop(&trial, 0.5)
     for v in by_numpy:   # and the kernel's own call gives NumPy's result
         theirs = PyFloat_AS_DOUBLE(v) if type(v) is _float64 else NAN
         if memcmp(&mine, &theirs, sizeof(double)) != 0:
-            slot.functions = NULL
             return "the loop called here gave {!r}, NumPy {!r}".format(mine, v)
-    _loop_ufuncs[name] = ufunc
-    return None
+    return (entry, trial.steps[0], trial.steps[1])
 
 
-# ---- switching kernels on (from Python) -----------------------------------------------
+cdef dict _probe_numpy_loops(dict ufuncs):
+    """name -> what _probe_numpy_loop found, for every loop name (those not in ``ufuncs``
+    are to be unbound)."""
+    return {name: _probe_numpy_loop(name, ufuncs.get(name)) for name in numpy_loop_names()}
+
+
+cdef _install_numpy_loops(dict ufuncs, dict probed):
+    """Bind each loop that ``probed`` proved, from its ufunc in ``ufuncs``; unbind the
+    others (a kernel whose loop is unbound computes nothing: its primitive or rule runs
+    the Python code)."""
+    cdef fg_ufunc_loop* slot
+    cdef cnp.ufunc u
+    _loop_ufuncs.clear()
+    _loop_status.clear()
+    for name, found in probed.items():
+        slot = &fg_loops[_loop_id(name)]
+        slot.functions = NULL
+        if type(found) is not tuple:
+            _loop_status[name] = found
+            continue
+        u = <cnp.ufunc>ufuncs[name]
+        slot.data, slot.index = <void**>u.data, found[0]
+        slot.steps[0], slot.steps[1] = found[1], found[2]
+        slot.functions = <fg_numpy_loop*>u.functions
+        _loop_ufuncs[name], _loop_status[name] = u, None
+
+
+# ---- switching kernels on (through bind's scalar_kernels and scalar_vjps) ----------------
 
 def scalar_kernel_names():
     """The kernels of this engine: (unary forward, binary forward, reverse) names."""
@@ -328,32 +361,45 @@ cdef int _vjp_kernel_index(str name) except -2:
     raise ValueError("no reverse scalar kernel named {!r}".format(name))
 
 
-cdef _check_loop(int loop, str kernel, object fun):
+cdef _check_loop(int loop, str kernel, object fun, dict loops):
     """A kernel that calls NumPy's loop ``loop`` may be switched on only while that loop is
-    bound, and (``fun`` not None) only for the ufunc it was bound from."""
+    bound (``loops``: name -> ufunc of those bound), and (``fun`` not None) only for the
+    ufunc it was bound from."""
     if loop == FG_IEEE:
         return
     name = fg_loop_names[loop].decode()
-    if name not in _loop_ufuncs:
+    if name not in loops:
         raise ValueError("the scalar kernel {!r} calls NumPy's loop for {!r}, which is not bound "
-                         "(bind_numpy_loop)".format(kernel, name))
-    if fun is not None and fun is not _loop_ufuncs[name]:
+                         "(bind's numpy_loops)".format(kernel, name))
+    if fun is not None and fun is not loops[name]:
         raise ValueError("the scalar kernel {!r} stands for {!r} only, not for {!r}".format(
-            kernel, _loop_ufuncs[name], fun))
+            kernel, loops[name], fun))
 
 
-def set_scalar_kernel(Primitive prim, name, bint needs_float64=False):
+cdef _check_kernel_loops(str table_name, dict table, dict loops):
+    """Every kernel of bind's scalar_kernels or scalar_vjps ``table`` (kernels known to
+    exist) has its NumPy loop among ``loops``, a forward one from its primitive's ufunc."""
+    cdef int k
+    for key, (kernel, flag) in table.items():
+        if table_name == "scalar_kernels":
+            k = _unary_index(kernel)
+            if k >= 0:
+                _check_loop(fg_unary_kernels[k].loop, kernel, (<Primitive>key).fun, loops)
+        elif kernel != "g":
+            _check_loop(fg_vjp_kernels[_vjp_kernel_index(kernel)].loop, kernel, None, loops)
+
+
+cdef _set_scalar_kernel(Primitive prim, name, bint needs_float64):
     """Compute ``prim`` on float64/float scalars with the forward kernel ``name`` (one of
     scalar_kernel_names()[0] or [1]); ``None`` switches it off.  ``needs_float64``: fun
     gives a float64 only when an argument is one (Python's operators on two floats give
-    a float), so the kernel leaves two floats to fun.  A kernel that calls NumPy's loop
-    needs that loop bound, from the primitive's own ufunc."""
+    a float), so the kernel leaves two floats to fun.  (bind checked that the kernel
+    exists and that its NumPy loop, if it calls one, is bound from ``prim``'s ufunc.)"""
     prim.kernel1, prim.kernel2, prim.kernel_fun = NULL, NULL, None
     if name is None:
         return
     cdef int k = _unary_index(name)
     if k >= 0:
-        _check_loop(fg_unary_kernels[k].loop, name, prim.fun)
         prim.kernel1 = fg_unary_kernels[k].f
     else:
         prim.kernel2 = _kernel2(name)
@@ -362,12 +408,12 @@ def set_scalar_kernel(Primitive prim, name, bint needs_float64=False):
     prim.kernel_fun, prim.kernel_needs_float64 = prim.fun, needs_float64
 
 
-def set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target=False):
+cdef _set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target):
     """Compute ``rule``'s DIRECT entry for ``argnum`` (0 or 1) on float64 scalars with the
     reverse kernel ``name`` (``"g"``: the rule returns g itself); ``None`` switches it off.
     ``checks_target``: the rule casts its result to that argument's type (unbroadcast), so
     the kernel applies only when the argument is a float64 or a float too ("g" always
-    checks).  A kernel that calls NumPy's loop needs that loop bound."""
+    checks).  (bind checked the kernel and its NumPy loop.)"""
     if not 0 <= argnum < 2:
         raise ValueError("reverse scalar kernels exist for argnums 0 and 1 only")
     if name is not None and rule.kinds[argnum] != K_DIRECT:
@@ -379,7 +425,6 @@ def set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target=False):
         rule.kernel_reads[argnum] = READS_IDENTITY
         return
     cdef int k = _vjp_kernel_index(name)
-    _check_loop(fg_vjp_kernels[k].loop, name, None)
     rule.kernels[argnum], rule.kernel_reads[argnum] = fg_vjp_kernels[k].f, fg_vjp_kernels[k].reads
     if checks_target:
         rule.kernel_reads[argnum] |= FG_READS_X if argnum == 0 else FG_READS_Y

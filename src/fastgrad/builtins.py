@@ -8,7 +8,7 @@ container plus O(1) per read.  A read of an element of an element (``params[i][j
 ``W, b = params[i]``) is recorded as one ``container_take_path`` on the outer container, so
 no cotangent is accumulated for the inner one.  A gradient with respect to a container of
 float64 arrays only (the usual parameters) records no reads at all: each array is traced
-from a root of its own (``_make_vjp_split``, at the end of this module).
+from a root of its own (``_split_input``, at the end of this module).
 
 ``make_sequence`` / ``make_dict`` build containers out of traced values; ``list``, ``tuple``
 and ``dict`` here are the builtins, except that they record that construction when an
@@ -28,6 +28,7 @@ from numpy import ndarray as _ndarray, float64 as _float64, zeros as _np_zeros, 
 
 from .core import (
     SparseObject,
+    register_input_splitter,
     VJPNode as _VJPNode,
     VSpace,
     def_linear,
@@ -1083,7 +1084,7 @@ class dict(_dict, metaclass=DictMeta):
         return make_dict(_dict, _tuple(d), *values) if _any_box(values) else d
 
 
-_engine.set_cotangent_sum_hooks(start_cotangent_sum, finish_cotangent)
+_engine.bind(start_sum=start_cotangent_sum, finish_sum=finish_cotangent)
 
 
 # ---- differentiating with respect to a container of arrays, leaf by leaf ------------------
@@ -1210,30 +1211,25 @@ def _assemble(x, cots, inherited):
     return _tuple(parts) if t is _tuple else parts
 
 
-def _make_vjp_split(fun, x, consume):
-    """``(vjp, value)`` as core's make_vjp gives them, for an ``x`` that _splittable accepts
-    (traced leaf by leaf, see above); None for any other ``x``."""
-    if not _splittable(x):
-        return None
-    root = _new_root()
-    roots = [root]
+class _Split:
+    """How core's make_vjp traces an ``x`` that _splittable accepts (see
+    fastgrad.core.register_input_splitter): leaf by leaf, as described above."""
 
-    def fun_of_split(start_box):
-        return fun(_split_boxes(x, start_box._trace, root, roots))
+    __slots__ = ("x", "roots")
 
-    end_value, end_node = _engine.trace(root, fun_of_split, x)
-    if end_node is None:
+    def __init__(self, x):
+        self.x, self.roots = x, [_new_root()]
 
-        def vjp(g):
-            return vspace(x).zeros()
-    else:
+    def boxes(self, trace_id):
+        return _split_boxes(self.x, trace_id, self.roots[0], self.roots)
 
-        def vjp(g):
-            return _assemble(x, iter(_engine.backward_pass(g, end_node, consume, roots)), None)
-
-    return vjp, end_value
+    def gradient(self, cotangents):
+        return _assemble(self.x, iter(cotangents), None)
 
 
-from . import core as _core_module  # noqa: E402  (core is imported by then; it cannot import us)
+def _split_input(x):
+    return _Split(x) if _splittable(x) else None
 
-_core_module._split_make_vjp = _make_vjp_split
+
+for _t in (_list, _tuple, _dict):
+    register_input_splitter(_t, _split_input)

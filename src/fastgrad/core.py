@@ -28,7 +28,7 @@ from ._engine import engine
 # (Node, new_box, notrace_primitive, func and toposort are re-exported: autograd.core has them)
 from .tracer import Box, Node, getval, isbox, new_box, notrace_primitive, trace  # noqa: F401
 from .tracer import primitive as _plain_primitive
-from .util import func, subval, toposort  # noqa: F401
+from ._helpers import func, subval, toposort  # noqa: F401
 
 VJPNode = engine.VJPNode
 JVPNode = engine.JVPNode
@@ -55,33 +55,49 @@ def make_vjp(fun, x):
     return _make_vjp(fun, x, consume=False)
 
 
-_split_make_vjp = None  # builtins._make_vjp_split: containers of arrays, traced leaf by leaf
-
-
 def _make_vjp(fun, x, consume):
-    tx = type(x)
-    if (tx is list or tx is tuple or tx is dict) and _split_make_vjp is not None:
-        made = _split_make_vjp(fun, x, consume)
-        if made is not None:
-            return made
-    _reject_integers(x)
-    start_node = VJPNode.new_root()
-    end_value, end_node = trace(start_node, fun, x)
-    if end_node is None:
-
-        def vjp(g):
-            return vspace(x).zeros()
+    split = input_splitters[type(x)](x) if type(x) in input_splitters else None
+    if split is None:
+        _reject_integers(x)
+        root, traced = VJPNode.new_root(), fun
     else:
+        root = split.roots[0]
 
-        def vjp(g):
-            result = engine.backward_pass(g, end_node, consume)
-            if result is None:
-                return vspace(x).zeros()
-            if type(result) is ndarray and not result.flags.writeable:
-                result = result.copy()  # rules may pass back read-only broadcast views
-            return result
+        def traced(start_box):
+            return fun(split.boxes(start_box._trace))
+
+    end_value, end_node = trace(root, traced, x)
+
+    def vjp(g):
+        if end_node is None:
+            return vspace(x).zeros()
+        if split is not None:
+            return split.gradient(engine.backward_pass(g, end_node, consume, split.roots))
+        result = engine.backward_pass(g, end_node, consume)
+        if result is None:
+            return vspace(x).zeros()
+        if type(result) is ndarray and not result.flags.writeable:
+            result = result.copy()  # rules may pass back read-only broadcast views
+        return result
 
     return vjp, end_value
+
+
+input_splitters = {}  # type -> splitter(x): how to trace an input of exactly that type part by part
+
+
+def register_input_splitter(value_type, splitter):
+    """Trace inputs of exactly ``value_type`` part by part where ``splitter`` says so.
+
+    ``splitter(x)`` returns None (``x`` is traced whole, as usual) or a split of it:
+    ``split.roots``, a list of root nodes (the first is ``x``'s own; the list may grow while
+    ``x`` is boxed); ``split.boxes(trace_id)``, ``x`` boxed for that trace with each part on
+    a root of its own; ``split.gradient(cotangents)``, the gradient for ``x`` from the
+    roots' cotangents (a list in the order of ``roots``, None where nothing arrived).
+    fastgrad.builtins registers one for lists, tuples and dicts of float64 arrays (a
+    model's parameters), so that reading their elements records nothing.
+    """
+    input_splitters[value_type] = splitter
 
 
 def _reject_integers(x):
@@ -516,11 +532,8 @@ def sum_outgrads(gs):
 
 
 def _engine_add(prev, prev_owned, g):
-    """The engine's hook for cotangents without a fast path (boxes, sparse, containers)."""
+    """The engine's sum of cotangents without a fast path (boxes, sparse, containers)."""
     return add_outgrads((prev, prev_owned) if prev is not None else None, g)
-
-
-engine.set_generic_add(_engine_add)
 
 
 # ---- vector spaces ----------------------------------------------------------------------
@@ -716,7 +729,6 @@ class SparseBox(Box):
 SparseBox.register(SparseObject)
 VSpace.register(SparseObject, lambda x: x.vs)
 sparse_object_types = {SparseObject, SparseBox}
-engine.set_sparse_type(SparseObject)
 
 
 @_plain_primitive
@@ -744,3 +756,7 @@ def _sparse_add_jvp_new(g, ans, vs, x_prev, x_new):
 
 
 defjvp(sparse_add, None, identity_jvp, _sparse_add_jvp_new)
+
+
+# What the engine takes from this module (see fastgrad._core_seam).
+engine.bind(generic_add=_engine_add, sparse_type=SparseObject)

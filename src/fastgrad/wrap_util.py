@@ -18,7 +18,7 @@ import inspect as _inspect
 from operator import index as _index
 from typing import Any as _Any, Callable as _Callable, Sequence as _Sequence, Union as _Union
 
-from .util import subval, subvals  # noqa: F401  (subval: autograd's wrap_util exports it)
+from ._helpers import subval, subvals  # noqa: F401  (subval: autograd's wrap_util exports it)
 
 
 def get_name(f):

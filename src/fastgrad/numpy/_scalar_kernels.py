@@ -11,7 +11,7 @@ NumPy function only where it gives NumPy's bits on every CPU:
 - for ``sin``, ``cos``, ``tan``, ``exp``, ``log``, ...: NumPy's own inner loop, the one
   NumPy runs on a float64 scalar on this machine (its SIMD loop where it has one, chosen
   for this CPU and NPY_DISABLE_CPU_FEATURES).  The engine binds each loop here from the
-  primitive's ufunc after seeing NumPy call it (``bind_numpy_loop``); where it cannot,
+  primitive's ufunc after seeing NumPy call it (``bind``'s ``numpy_loops``); where it cannot,
   the kernels that need it stay off and NumPy computes.
 
 Nothing is sampled at import: what makes a kernel right is what it computes, not a few
@@ -114,15 +114,15 @@ def _direct_rule(prim, argnum):
 
 def install():
     """Bind NumPy's loops, then switch on every kernel of FORWARD, OPERATOR_FORWARD and
-    REVERSE whose loop (if it needs one) is bound, and switch the others off (no-op on the
-    pure engine)."""
+    REVERSE whose loop (if it needs one) is bound, and only those (no-op on the pure
+    engine)."""
     unary, binary, reverse = _engine.scalar_kernel_names()
     if not reverse:
         return
     ENABLED.clear()
     LOOPS.clear()
-    for name in _engine.numpy_loop_names():
-        LOOPS[name] = _engine.bind_numpy_loop(name, getattr(anp, name).fun)
+    _engine.bind(numpy_loops={name: getattr(anp, name).fun for name in _engine.numpy_loop_names()})
+    LOOPS.update(_engine.numpy_loop_status())
 
     def usable(kernel):
         loop = _engine.scalar_kernel_loop(kernel)
@@ -141,22 +141,8 @@ def install():
                 # binary rules unbroadcast (and cast) to the argument: its type is checked too
                 backward[(rule, argnum)] = (name, prim in _BINARY)
                 ENABLED[(prim, argnum)] = name
-    _switch(forward, backward)
-
-
-def _switch(forward, backward):
-    """Give each primitive of the tables its kernel in ``forward``, each rule its kernel in
-    ``backward``, and the others none."""
-    for table in (FORWARD, OPERATOR_FORWARD):
-        for prim in table:
-            name, needs_float64 = forward.get(prim, (None, False))
-            _engine.set_scalar_kernel(prim, name, needs_float64)
-    for prim, kernels in REVERSE.items():
-        for argnum in kernels:
-            rule = _direct_rule(prim, argnum)
-            if rule is not None:
-                name, checks_target = backward.get((rule, argnum), (None, False))
-                _engine.set_scalar_vjp(rule, argnum, name, checks_target)
+    # the tables replace the bound ones whole: what they do not name is switched off
+    _engine.bind(scalar_kernels=forward, scalar_vjps=backward)
 
 
 install()

@@ -335,8 +335,8 @@ for _t in _FLOAT_TYPES:
 
 
 _engine.use_compiled_operators(ArrayBox)
-_engine.set_box_arithmetic(
-    {
+_engine.bind(
+    box_operators={
         "add": (_add_op, _add),
         "sub": (_subtract_op, _subtract),
         "mul": (_multiply_op, _multiply),
@@ -346,6 +346,6 @@ _engine.set_box_arithmetic(
         "matmul": (_matmul_op, _matmul),
         "neg": (_negative_op, _negative),
     },
-    _OPERATOR_SAFE,
-    _SEQUENCES,
+    box_fast_types=_OPERATOR_SAFE,
+    box_general_types=_SEQUENCES,
 )

@@ -1,0 +1,259 @@
+# Boxes: a value being traced, with its trace and the node that recorded it; and the
+# operators of array-like boxes (compiled engine, included in _core.pyx; _core_boxes.py
+# is the pure one).
+
+cdef dict _box_types = {}       # value type -> Box subclass (Box.type_mappings)
+cdef set _plain_box_types = set()   # Box subclasses without their own __init__: filled in C
+
+
+cdef class Box:
+    """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
+    type_mappings = _box_types
+    types = set()
+
+    def __init__(self, value, trace, node):
+        self._value = value
+        self._trace = trace
+        self._node = node
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __str__(self):
+        return "Autograd {0} with value {1}".format(type(self).__name__, str(self._value))
+
+    @classmethod
+    def register(cls, value_type):
+        global _cached_value_type
+        Box.types.add(cls)
+        _box_types[value_type] = cls
+        _box_types[cls] = cls   # a box of a box (higher order) gets the same box type
+        if cls.__init__ is Box.__init__:
+            _plain_box_types.add(cls)
+        else:
+            _plain_box_types.discard(cls)
+        _cached_value_type = None
+
+
+# The last value type boxed and its box type: most boxes of a program are of one type
+# (ArrayBox), so two dict/set lookups per box become one pointer comparison.  Box.register
+# resets it (the mappings are changed through it).
+cdef object _cached_value_type = None
+cdef object _cached_box_type = None
+cdef bint _cached_plain = False
+
+
+cdef inline object _new_box(object value, long long trace, object node):
+    global _cached_value_type, _cached_box_type, _cached_plain
+    tp = type(value)
+    if tp is not _cached_value_type:
+        found = PyDict_GetItem(_box_types, tp)
+        box_type = <object>found if found is not NULL else _box_type_of_subclass(tp)
+        _cached_value_type, _cached_box_type = tp, box_type
+        _cached_plain = box_type in _plain_box_types
+    if not _cached_plain:
+        return _cached_box_type(value, trace, node)
+    cdef Box box = (<PyTypeObject*>_cached_box_type).tp_new(_cached_box_type, <PyObject*>_EMPTY, NULL)
+    box._value = value
+    box._trace = trace
+    box._node = node
+    return box
+
+
+cdef inline bint _is_box(object a):
+    """isinstance(a, Box), deciding the commonest types (the cached box type, floats,
+    arrays) without walking the type's MRO."""
+    tp = type(a)
+    if tp is _cached_box_type:
+        return True
+    if tp is _float64 or tp is float or tp is _ndarray:
+        return False
+    return isinstance(a, Box)
+
+
+def new_box(value, trace, node):
+    return _new_box(value, trace, node)
+
+
+cdef object _box_type_of_subclass(object tp):
+    """The box type of the nearest registered base of ``tp`` (e.g. a named tuple's tuple),
+    remembered for ``tp``; TypeError if there is none."""
+    for base in tp.__mro__[1:]:
+        if base in _box_types:
+            _box_types[tp] = _box_types[base]
+            return _box_types[base]
+    raise TypeError(_cannot_differentiate_type(tp))
+
+
+def _cannot_differentiate_type(tp):
+    msg = "Can't differentiate w.r.t. type {}".format(tp)
+    if issubclass(tp, int):
+        msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
+    return msg
+
+
+def isbox(x):
+    return isinstance(x, Box)
+
+
+cpdef object getval(object x):
+    while isinstance(x, Box):
+        x = (<Box>x)._value
+    return x
+
+
+# ---- operators of array-like boxes: the primitives bound as box_operators, called without
+# a Python frame per operator
+
+cdef enum:                      # the operators (_OPERATOR_NAMES), as indices into _fast_ops / _general_ops
+    OP_ADD, OP_SUB, OP_MUL, OP_TRUEDIV, OP_POW, OP_MOD, OP_MATMUL, OP_NEG, N_OPS
+
+cdef list _fast_ops = [None] * N_OPS     # operator -> primitive for fast value types (None: not set)
+cdef list _general_ops = [None] * N_OPS  # operator -> primitive for every other case
+cdef object _fast_value_types = frozenset()     # box values whose operators may use the fast one
+cdef bint _fast_ndarray = False, _fast_float64 = False   # ndarray / float64 are among them
+cdef tuple _general_other_types = ()            # other operands that always take the general one
+
+
+cdef _install_box_operators(dict ops, fast_value_types, general_other_types):
+    """The bound box_operators, box_fast_types and box_general_types into C tables (see
+    _core_seam.py): ``ops[name] = (fast, general)`` primitives for the names add sub mul
+    truediv pow mod matmul neg.  The fast one is used when the box's value type is in
+    ``fast_value_types`` and the other operand's type is not in ``general_other_types``."""
+    global _fast_value_types, _general_other_types, _fast_ndarray, _fast_float64
+    for i, name in enumerate(_OPERATOR_NAMES):
+        _fast_ops[i], _general_ops[i] = ops.get(name, (None, None))
+    _fast_value_types = frozenset(fast_value_types)
+    _fast_ndarray, _fast_float64 = _ndarray in _fast_value_types, _float64 in _fast_value_types
+    _general_other_types = tuple(general_other_types)
+
+
+cdef inline bint _fast_operands(object value, object other):
+    """The fast primitive applies: the box's value type is a fast one (arrays and NumPy
+    scalars, checked by pointer first) and the other operand is not a general type."""
+    tv = type(value)
+    if tv is _ndarray:
+        if not _fast_ndarray:
+            return False
+    elif tv is _float64:
+        if not _fast_float64:
+            return False
+    elif tv not in _fast_value_types:
+        return False
+    to = type(other)
+    for t in _general_other_types:
+        if to is t:
+            return False
+    return True
+
+
+cdef object _box_binop(int op, object box, object other, bint reflected):
+    prim = _fast_ops[op] if _fast_operands((<Box>box)._value, other) else _general_ops[op]
+    if prim is None:
+        return NotImplemented
+    cdef PyObject* argv[2]
+    if reflected:
+        argv[0], argv[1] = <PyObject*>other, <PyObject*>box
+    else:
+        argv[0], argv[1] = <PyObject*>box, <PyObject*>other
+    if isinstance(prim, Primitive):
+        return _call_primitive(<Primitive>prim, argv, 2, NULL)
+    return PyObject_Vectorcall(prim, argv, 2, NULL)
+
+
+_POW_MODULO = "pow() with a modulus is not differentiable (use x ** y % m on floats instead)"
+
+
+cdef class ArithmeticBox(Box):
+    """A Box whose arithmetic operators call the primitives bound as box_operators."""
+
+    def __add__(self, other):
+        return _box_binop(OP_ADD, self, other, False)
+
+    def __radd__(self, other):
+        return _box_binop(OP_ADD, self, other, True)
+
+    def __sub__(self, other):
+        return _box_binop(OP_SUB, self, other, False)
+
+    def __rsub__(self, other):
+        return _box_binop(OP_SUB, self, other, True)
+
+    def __mul__(self, other):
+        return _box_binop(OP_MUL, self, other, False)
+
+    def __rmul__(self, other):
+        return _box_binop(OP_MUL, self, other, True)
+
+    def __truediv__(self, other):
+        return _box_binop(OP_TRUEDIV, self, other, False)
+
+    def __rtruediv__(self, other):
+        return _box_binop(OP_TRUEDIV, self, other, True)
+
+    def __pow__(self, other, modulo):
+        if modulo is not None:
+            raise TypeError(_POW_MODULO)
+        return _box_binop(OP_POW, self, other, False)
+
+    def __rpow__(self, other, modulo):
+        if modulo is not None:
+            raise TypeError(_POW_MODULO)
+        return _box_binop(OP_POW, self, other, True)
+
+    def __mod__(self, other):
+        return _box_binop(OP_MOD, self, other, False)
+
+    def __rmod__(self, other):
+        return _box_binop(OP_MOD, self, other, True)
+
+    def __matmul__(self, other):
+        return _box_binop(OP_MATMUL, self, other, False)
+
+    def __rmatmul__(self, other):
+        return _box_binop(OP_MATMUL, self, other, True)
+
+    def __neg__(self):
+        prim = _fast_ops[OP_NEG] if _fast_operands(self._value, None) else _general_ops[OP_NEG]
+        if prim is None:
+            return NotImplemented
+        return prim(self)
+
+
+# A Python subclass of ArithmeticBox (ArrayBox) gets CPython's generic slot functions,
+# which look the operator up by name and call it as a method on every `a * b`.  Giving
+# the subclass ArithmeticBox's own C slots skips that (W1: ~5% of the forward pass).
+cdef extern from *:
+    """
+    static void fg_copy_number_slot(PyObject *dst, PyObject *src, int which) {
+        PyNumberMethods *d = ((PyTypeObject *)dst)->tp_as_number;
+        PyNumberMethods *s = ((PyTypeObject *)src)->tp_as_number;
+        switch (which) {
+            case 0: d->nb_add = s->nb_add; break;
+            case 1: d->nb_subtract = s->nb_subtract; break;
+            case 2: d->nb_multiply = s->nb_multiply; break;
+            case 3: d->nb_true_divide = s->nb_true_divide; break;
+            case 4: d->nb_power = s->nb_power; break;
+            case 5: d->nb_remainder = s->nb_remainder; break;
+            case 6: d->nb_matrix_multiply = s->nb_matrix_multiply; break;
+            case 7: d->nb_negative = s->nb_negative; break;
+        }
+        PyType_Modified((PyTypeObject *)dst);
+    }
+    """
+    void fg_copy_number_slot(object dst, object src, int which)
+
+_SLOT_METHODS = (("__add__", "__radd__"), ("__sub__", "__rsub__"), ("__mul__", "__rmul__"),
+                 ("__truediv__", "__rtruediv__"), ("__pow__", "__rpow__"), ("__mod__", "__rmod__"),
+                 ("__matmul__", "__rmatmul__"), ("__neg__",))
+
+
+def use_compiled_operators(cls):
+    """Make the Python subclass ``cls`` of ArithmeticBox run its operators through
+    ArithmeticBox's C slots, for each operator ``cls`` does not override."""
+    if not (isinstance(cls, type) and issubclass(cls, ArithmeticBox)):
+        raise TypeError("use_compiled_operators needs a subclass of ArithmeticBox")
+    for which, names in enumerate(_SLOT_METHODS):
+        if all(getattr(cls, n) is getattr(ArithmeticBox, n) for n in names):
+            fg_copy_number_slot(cls, ArithmeticBox, which)
+

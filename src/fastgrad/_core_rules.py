@@ -1,0 +1,53 @@
+"""The registries of rules, and reverse rules applied to a recorded node (pure engine;
+_core_rules.pxi is the compiled one)."""
+
+from ._core_seam import _bound
+
+primitive_vjps = {}  # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
+primitive_jvps = {}  # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
+ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3  # kinds of per-argument rules
+
+
+def _missing(mode, fun, argnums):
+    name = getattr(fun, "__name__", repr(fun))
+    return NotImplementedError("{} of {} wrt argnums {} not defined".format(mode, name, tuple(argnums)))
+
+
+class VJPRule:
+    """The reverse rules of one primitive, one per argument: (kind, function) by argnum.
+
+    ``saves_ans`` / ``saves_args`` False: the rules do not read ans / the arguments, so
+    nodes keep None in their place (the memory is released after the forward pass)."""
+
+    __slots__ = ("fun", "entries", "saves_ans", "saves_args")
+
+    def __init__(self, fun, entries, saves_ans=True, saves_args=True):
+        self.fun, self.entries = fun, entries
+        self.saves_ans, self.saves_args = saves_ans, saves_args
+
+    def one(self, argnum, g, ans, args, kwargs):
+        try:
+            kind, f = self.entries[argnum]
+        except KeyError:
+            raise _missing("VJP", self.fun, (argnum,)) from None
+        if kind == DIRECT:
+            return f(g, ans, *args, **kwargs)
+        if kind == MAKER:
+            return f(ans, *args, **kwargs)(g)
+        return None
+
+    def __call__(self, argnums, ans, args, kwargs):  # autograd's vjp_argnums convention
+        return lambda g: tuple([self.one(i, g, ans, args, kwargs) for i in argnums])
+
+
+def _node_vjp(node, g, memo):
+    """The cotangents of a VJPNode's parents (None = zero) given ``g`` for its output, by
+    its rule; ``memo``: the running pass's recomputed outputs (or None)."""
+    if node.replay is not None:
+        return _bound.replayed_cotangents(node, g, {} if memo is None else memo)
+    rule, argnums = node.rule, node.parent_argnums
+    if type(rule) is VJPRule:
+        return [rule.one(i, g, node.value, node.args, node.kwargs) for i in argnums]
+    if rule is None:
+        raise _missing("VJP", node.fun, argnums)
+    return rule(argnums, node.value, node.args, node.kwargs)(g)

@@ -1,0 +1,298 @@
+# Tracing: primitives (whose calls on boxes record nodes), the base of node types, traces,
+# and the order of a traced graph (compiled engine, included in _core.pyx; _core_trace.py
+# is the pure one).
+
+notrace_primitives = {}    # node type -> set of primitives that are not recorded under it
+cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
+
+
+cdef class Primitive:
+    """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
+
+    def __cinit__(self, *args, **kwargs):
+        # the C entry for calls from Python, for the two engine types only (a Python
+        # subclass may define its own __call__, which vectorcall would skip)
+        if type(self) is Primitive:
+            self._vectorcall = FG_PRIMITIVE_VECTORCALL
+        elif type(self) is NotracePrimitive:
+            self._vectorcall = FG_NOTRACE_VECTORCALL
+
+    def __init__(self, fun):
+        self.fun = fun
+        self._notrace_types = None
+        for name, value in getattr(fun, "__dict__", {}).items():
+            setattr(self, name, value)
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fun, attr, None))
+        self.__wrapped__ = fun
+
+    def __call__(self, *args, **kwargs):
+        # Calls normally arrive through the C entries below (vectorcall or tp_call).
+        return _call_primitive(self, fg_tuple_items(args), len(args), <PyObject*>kwargs if kwargs else NULL)
+
+    def __get__(self, obj, objtype):
+        return self if obj is None else _types.MethodType(self, obj)
+
+    def __repr__(self):
+        return "<fastgrad primitive {}>".format(getattr(self, "__name__", None))
+
+
+cdef class NotracePrimitive(Primitive):
+    """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
+
+    def __call__(self, *args, **kwargs):
+        return _call_notrace(self, fg_tuple_items(args), len(args), <PyObject*>kwargs if kwargs else NULL)
+
+
+cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
+    """Call ``self`` on the ``n`` arguments at ``argv`` (and the keyword dict ``kw``, or NULL),
+    recording a node if any argument is a box: the innermost trace's boxes are unboxed and
+    become the node's parents."""
+    cdef Py_ssize_t i, j, count = 0
+    cdef long long top = -1, t
+    cdef object a, node_type = None
+    for i in range(n):
+        a = <object>argv[i]
+        if _is_box(a):
+            t = (<Box>a)._trace
+            if t > top:
+                top, count, node_type = t, 1, type((<Box>a)._node)
+            elif t == top:
+                count += 1
+    if top < 0:
+        return _call_raw(self, argv, n, kw)
+
+    # Unbox the arguments of the innermost trace; note whether any box is left.  One
+    # parent is kept as the node itself, more in a tuple.  The unboxed values go into a
+    # C array (borrowed from their boxes, which the caller holds): the node keeps up to two
+    # of them without a tuple.
+    cdef PyObject* vals_on_stack[MAX_STACK_ARGS]
+    cdef PyObject** vals = vals_on_stack
+    cdef tuple vals_tuple = None
+    cdef tuple argnums
+    cdef object parents = PyTuple_New(count) if count > 1 else None
+    cdef bint boxes_left = False
+    cdef unsigned int mask = 0     # which of the first 8 arguments are boxed, to share argnums tuples
+    if n > MAX_STACK_ARGS:
+        vals_tuple = _tuple_of(argv, n)
+        vals = fg_tuple_items(vals_tuple)
+    j = 0
+    for i in range(n):
+        a = <object>argv[i]
+        if _is_box(a):
+            if (<Box>a)._trace == top:
+                node = (<Box>a)._node
+                if count == 1:
+                    parents = node
+                else:
+                    Py_INCREF(node)
+                    PyTuple_SET_ITEM(parents, j, node)
+                mask |= (1u << i) if i < 8 else 0x100u
+                j += 1
+                a = (<Box>a)._value
+                if _is_box(a):
+                    boxes_left = True
+                if vals_tuple is not None:      # replace the box by its value in the tuple
+                    Py_INCREF(a)
+                    Py_DECREF(<object>vals[i])
+                    PyTuple_SET_ITEM(vals_tuple, i, a)
+            else:
+                boxes_left = True
+        if vals_tuple is None:
+            vals[i] = <PyObject*>a
+
+    argnums = _argnums_of(argv, n, top, mask)
+    if boxes_left:   # boxes of outer traces: dispatch again, outermost last
+        ans = PyObject_Call(self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple, kw)
+    else:
+        ans = _call_raw(self, vals, n, kw)
+    if self._notrace_types is not None and node_type in self._notrace_types:
+        return ans
+    kwargs = <object>kw if kw is not NULL else None
+    if node_type is VJPNode:
+        node = _vjp_node(ans, self, vals, n, kwargs, argnums, parents, count)
+    else:
+        node = node_type(ans, self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple,
+                         {} if kwargs is None else kwargs, argnums,
+                         (parents,) if count == 1 else parents)
+    return _new_box(ans, top, node)
+
+
+cdef inline object _call_raw(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
+    """``self.fun(*argv[:n], **kw)``: by the primitive's scalar kernel when it has one and
+    the arguments are float64 / float scalars, else by calling ``fun``."""
+    if kw is NULL:
+        if self.kernel_fun is not None and self.kernel_fun is self.fun:
+            ans = _by_kernel(self, argv, n)
+            if ans is not None:
+                return ans
+        return PyObject_Vectorcall(self.fun, argv, n, NULL)
+    return PyObject_Call(self.fun, _tuple_of(argv, n), kw)
+
+
+cdef tuple _tuple_of(PyObject** argv, Py_ssize_t n):
+    cdef tuple t = PyTuple_New(n)
+    for i in range(n):
+        Py_INCREF(<object>argv[i])
+        PyTuple_SET_ITEM(t, i, <object>argv[i])
+    return t
+
+
+cdef list _argnums_by_mask = [tuple([i for i in range(8) if m & (1 << i)]) for m in range(256)]
+
+cdef tuple _argnums_of(PyObject** argv, Py_ssize_t n, long long top, unsigned int mask):
+    """Positions of the boxes of trace ``top`` among the arguments: one shared tuple per
+    pattern among the first 8 arguments (recording stores no tuple of its own)."""
+    if mask < 256:
+        return <tuple>_argnums_by_mask[mask]
+    return tuple([i for i in range(n) if isinstance(<object>argv[i], Box)
+                  and (<Box><object>argv[i])._trace == top])
+
+
+cdef object _call_notrace(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
+    cdef Py_ssize_t i
+    cdef tuple argvals = PyTuple_New(n)
+    for i in range(n):
+        a = getval(<object>argv[i])
+        Py_INCREF(a)
+        PyTuple_SET_ITEM(argvals, i, a)
+    return PyObject_Call(self.fun, argvals, kw)
+
+
+# Calls from Python reach the two primitive types through vectorcall: CPython passes the
+# arguments as an array (no tuple is made per call) and keyword names separately (turned
+# into a dict only when there are keywords; the node keeps None otherwise).  tp_call, for
+# callers that build a tuple anyway, passes the tuple's item array.
+cdef extern from *:
+    """
+    typedef PyObject *(*fg_callfunc)(PyObject *, PyObject **, Py_ssize_t, PyObject *);
+    static fg_callfunc fg_primitive_impl = NULL, fg_notrace_impl = NULL;
+    static PyObject **fg_tuple_items(PyObject *t) { return ((PyTupleObject *)t)->ob_item; }
+    static PyObject *fg_call_keywords(fg_callfunc impl, PyObject *self, PyObject *const *args,
+                                      size_t nargsf, PyObject *kwnames) {
+        Py_ssize_t n = PyVectorcall_NARGS(nargsf), i, nkw;
+        PyObject *kw, *result;
+        if (kwnames == NULL || (nkw = PyTuple_GET_SIZE(kwnames)) == 0)
+            return impl(self, (PyObject **)args, n, NULL);
+        kw = PyDict_New();
+        if (kw == NULL) return NULL;
+        for (i = 0; i < nkw; i++) {
+            if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+                Py_DECREF(kw);
+                return NULL;
+            }
+        }
+        result = impl(self, (PyObject **)args, n, kw);
+        Py_DECREF(kw);
+        return result;
+    }
+    static PyObject *fg_primitive_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                             PyObject *kwnames) {
+        return fg_call_keywords(fg_primitive_impl, self, args, nargsf, kwnames);
+    }
+    static PyObject *fg_notrace_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                           PyObject *kwnames) {
+        return fg_call_keywords(fg_notrace_impl, self, args, nargsf, kwnames);
+    }
+    static PyObject *fg_primitive_tp_call(PyObject *self, PyObject *args, PyObject *kw) {
+        return fg_primitive_impl(self, fg_tuple_items(args), PyTuple_GET_SIZE(args),
+                                 (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
+    }
+    static PyObject *fg_notrace_tp_call(PyObject *self, PyObject *args, PyObject *kw) {
+        return fg_notrace_impl(self, fg_tuple_items(args), PyTuple_GET_SIZE(args),
+                               (kw && PyDict_GET_SIZE(kw)) ? kw : NULL);
+    }
+    #define FG_PRIMITIVE_VECTORCALL ((void *)fg_primitive_vectorcall)
+    #define FG_NOTRACE_VECTORCALL ((void *)fg_notrace_vectorcall)
+    static void fg_install_calls(PyObject *primitive_type, PyObject *notrace_type,
+                                 Py_ssize_t vectorcall_offset) {
+        PyTypeObject *types[2] = {(PyTypeObject *)primitive_type, (PyTypeObject *)notrace_type};
+        for (int i = 0; i < 2; i++) {
+            types[i]->tp_vectorcall_offset = vectorcall_offset;
+            types[i]->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+            PyType_Modified(types[i]);
+        }
+        types[0]->tp_call = fg_primitive_tp_call;
+        types[1]->tp_call = fg_notrace_tp_call;
+    }
+    """
+    ctypedef PyObject* (*fg_callfunc)(PyObject*, PyObject**, Py_ssize_t, PyObject*)
+    fg_callfunc fg_primitive_impl
+    fg_callfunc fg_notrace_impl
+    PyObject** fg_tuple_items(tuple t)
+    void* FG_PRIMITIVE_VECTORCALL
+    void* FG_NOTRACE_VECTORCALL
+    void fg_install_calls(object primitive_type, object notrace_type, Py_ssize_t vectorcall_offset)
+
+fg_primitive_impl = <fg_callfunc>_call_primitive
+fg_notrace_impl = <fg_callfunc>_call_notrace
+cdef Primitive _probe = Primitive.__new__(Primitive, None)   # for the field's offset
+fg_install_calls(Primitive, NotracePrimitive, <char*>&_probe._vectorcall - <char*><PyObject*>_probe)
+_probe = None
+
+
+def register_notrace(node_type, prim):
+    notrace_primitives.setdefault(node_type, set()).add(prim)
+    if isinstance(prim, Primitive):
+        current = (<Primitive>prim)._notrace_types or frozenset()
+        (<Primitive>prim)._notrace_types = current | {node_type}
+
+
+def trace(start_node, fun, x):
+    global _last_trace
+    _last_trace += 1
+    cdef long long t = _last_trace
+    start_box = _new_box(x, t, start_node)
+    end_box = fun(start_box)
+    if isinstance(end_box, Box) and (<Box>end_box)._trace == t:
+        return (<Box>end_box)._value, (<Box>end_box)._node
+    warnings.warn("Output seems independent of input.", UserWarning, stacklevel=2)
+    return end_box, None
+
+
+cdef class Node:
+    """Base of node types; subclass it and pass an instance (from ``new_root``) to ``trace``."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        raise NotImplementedError("Node subclasses must define __init__")
+
+    def initialize_root(self, *args, **kwargs):
+        raise NotImplementedError("Node subclasses must define initialize_root")
+
+    @classmethod
+    def new_root(cls, *args, **kwargs):
+        root = cls.__new__(cls)
+        root.initialize_root(*args, **kwargs)
+        return root
+
+
+cdef inline tuple _parents_of(object node):
+    if type(node) is VJPNode:
+        return (<VJPNode>node).parents
+    return tuple(node.parents)
+
+
+cpdef list toposort(object end_node):
+    """Nodes from ``end_node`` back to the root, each after every node that consumes it."""
+    cdef dict child_counts = {}
+    cdef list stack = [end_node], order = [], ready = [end_node]
+    cdef PyObject* found
+    while stack:
+        node = stack.pop()
+        found = PyDict_GetItem(child_counts, node)
+        if found is not NULL:
+            child_counts[node] = <object>found + 1
+        else:
+            child_counts[node] = 1
+            stack.extend(_parents_of(node))
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in _parents_of(node):
+            count = child_counts[parent]
+            if count == 1:
+                ready.append(parent)
+            else:
+                child_counts[parent] = count - 1
+    return order
+

@@ -1,0 +1,112 @@
+"""Tracing: primitives (whose calls on boxes record nodes), the base of node types, traces,
+and the order of a traced graph (pure engine; _core_trace.pxi is the compiled one)."""
+
+import itertools
+import types
+import warnings
+
+from ._core_boxes import Box, getval, new_box
+
+notrace_primitives = {}  # node type -> set of primitives that are not recorded under it
+
+# Unique across threads, so no trace state is shared: a nested trace always gets a larger id.
+_trace_ids = itertools.count(1)
+
+
+class Primitive:
+    """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.__dict__.update(getattr(fun, "__dict__", {}))
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fun, attr, None))
+        self.__wrapped__ = fun
+
+    def __call__(self, *args, **kwargs):
+        """Call ``fun``; if an argument is a box, record the call: the boxes of the innermost
+        trace are unboxed, become the node's parents, and the output is boxed."""
+        top, node_type = -1, None
+        for a in args:
+            if isinstance(a, Box) and a._trace > top:
+                top, node_type = a._trace, type(a._node)
+        if top < 0:
+            return self.fun(*args, **kwargs)
+        argvals, argnums, parents = list(args), [], []
+        for i, a in enumerate(args):
+            if isinstance(a, Box) and a._trace == top:
+                argvals[i] = a._value
+                argnums.append(i)
+                parents.append(a._node)
+        ans = self(*argvals, **kwargs)  # values may be boxes of outer traces: dispatch again
+        if self in notrace_primitives.get(node_type, ()):
+            return ans
+        node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
+        return new_box(ans, top, node)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self):
+        return "<fastgrad primitive {}>".format(self.__name__)
+
+
+class NotracePrimitive(Primitive):
+    """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*[getval(a) for a in args], **kwargs)
+
+
+def register_notrace(node_type, prim):
+    notrace_primitives.setdefault(node_type, set()).add(prim)
+
+
+def trace(start_node, fun, x):
+    t = next(_trace_ids)
+    start_box = new_box(x, t, start_node)
+    end_box = fun(start_box)
+    if isinstance(end_box, Box) and end_box._trace == t:
+        return end_box._value, end_box._node
+    warnings.warn("Output seems independent of input.", UserWarning, stacklevel=2)
+    return end_box, None
+
+
+class Node:
+    """Base of node types; subclass it and pass an instance (from ``new_root``) to ``trace``."""
+
+    __slots__ = ()
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        raise NotImplementedError("Node subclasses must define __init__")
+
+    def initialize_root(self, *args, **kwargs):
+        raise NotImplementedError("Node subclasses must define initialize_root")
+
+    @classmethod
+    def new_root(cls, *args, **kwargs):
+        root = cls.__new__(cls)
+        root.initialize_root(*args, **kwargs)
+        return root
+
+
+def toposort(end_node):
+    """Nodes from ``end_node`` back to the root, each after every node that consumes it."""
+    child_counts, stack = {}, [end_node]
+    while stack:
+        node = stack.pop()
+        if node in child_counts:
+            child_counts[node] += 1
+        else:
+            child_counts[node] = 1
+            stack.extend(node.parents)
+    order, ready = [], [end_node]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for parent in node.parents:
+            if child_counts[parent] == 1:
+                ready.append(parent)
+            else:
+                child_counts[parent] -= 1
+    return order
