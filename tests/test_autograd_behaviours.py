@@ -245,3 +245,18 @@ def test_r_directive_errors(np):
         fastgrad.grad(lambda v: np.sum(x[v, "1"]))(onp.ones(2))
     with pytest.raises(NotImplementedError, match="np.matrix"):
         fastgrad.grad(lambda v: np.sum(x["r", v]))(onp.ones(2))
+
+
+@pytest.mark.parametrize("joiner", ["vstack", "hstack", "row_stack", "column_stack"])
+@pytest.mark.parametrize("constant", ["float", "int"])
+def test_forward_mode_through_joins_mixing_traced_and_constant_arrays(ag, np, joiner, constant):
+    # the tangent of a join of a traced array and constants is a float array (not object zeros)
+    c = onp.ones((1, 2)) * 3.0 if constant == "float" else onp.ones((1, 2), dtype=int)
+    join = getattr(np, joiner)
+    x0 = onp.array([[1.0, -2.0]])
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", DeprecationWarning)  # row_stack
+        check_grads(lambda x: join((x, c, x * 2.0)), x0, modes=("fwd", "rev"), order=2)
+        value, tangent = ag.make_jvp(lambda x: join((c, x)))(x0)(onp.ones((1, 2)))
+    assert tangent.dtype == onp.float64
+    onp.testing.assert_array_equal(tangent, getattr(onp, joiner)((onp.zeros((1, 2)), onp.ones((1, 2)))))
