@@ -260,3 +260,27 @@ def test_forward_mode_through_joins_mixing_traced_and_constant_arrays(ag, np, jo
         value, tangent = ag.make_jvp(lambda x: join((c, x)))(x0)(onp.ones((1, 2)))
     assert tangent.dtype == onp.float64
     onp.testing.assert_array_equal(tangent, getattr(onp, joiner)((onp.zeros((1, 2)), onp.ones((1, 2)))))
+
+
+def test_a_box_made_outside_any_trace(ag, np):
+    # libraries build ArrayBox(value, None, None) (autograd allows it) to test types or reach
+    # the value; a primitive given one raises a TypeError, as in autograd
+    ArrayBox = __import__(ag.__name__ + ".numpy.numpy_boxes", fromlist=["ArrayBox"]).ArrayBox
+    getval = __import__(ag.__name__ + ".tracer", fromlist=["getval"]).getval
+    value = onp.array([1.0, 2.0])
+    box = ArrayBox(value, None, None)
+    assert getval(box) is value and box.shape == (2,) and isinstance(box, ArrayBox)
+    with pytest.raises(TypeError):
+        np.sin(box)
+    with pytest.raises(TypeError):
+        box * 2.0
+    assert ag.grad(lambda x: np.sum(x * getval(box)))(onp.ones(2)).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.fastgrad_only
+def test_a_box_outside_any_trace_names_the_primitive():
+    import fastgrad.numpy as fnp
+    from fastgrad.numpy.numpy_boxes import ArrayBox
+
+    with pytest.raises(TypeError, match=r"sin: an argument \(ArrayBox\) is a box made outside any trace"):
+        fnp.sin(ArrayBox(onp.ones(2), None, None))

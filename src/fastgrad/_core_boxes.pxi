@@ -3,6 +3,9 @@
 # is the pure one).
 
 cdef dict _box_types = {}       # value type -> Box subclass (Box.type_mappings)
+# The trace of a box made outside any trace (Box(value, None, None), as autograd allows):
+# below every real trace id, so a primitive never takes it for the innermost trace.
+cdef long long _NO_TRACE = -4611686018427387904   # -(2 ** 62), as in _core_boxes.py
 cdef set _plain_box_types = set()   # Box subclasses without their own __init__: filled in C
 
 
@@ -13,7 +16,7 @@ cdef class Box:
 
     def __init__(self, value, trace, node):
         self._value = value
-        self._trace = trace
+        self._trace = _NO_TRACE if trace is None else trace
         self._node = node
 
     def __bool__(self):

@@ -4,6 +4,11 @@ operators of array-like boxes (pure engine; _core_boxes.pxi is the compiled one)
 from ._core_seam import _bound
 
 
+# The trace of a box made outside any trace (Box(value, None, None), as autograd allows):
+# below every real trace id, so a primitive never takes it for the innermost trace.
+_NO_TRACE = -(2**62)
+
+
 class Box:
     """A value being traced: ``_value`` at trace ``_trace``, recorded by ``_node``."""
 
@@ -12,7 +17,7 @@ class Box:
     types = set()
 
     def __init__(self, value, trace, node):
-        self._value, self._trace, self._node = value, trace, node
+        self._value, self._trace, self._node = value, _NO_TRACE if trace is None else trace, node
 
     def __bool__(self):
         return bool(self._value)

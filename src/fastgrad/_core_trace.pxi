@@ -6,6 +6,16 @@ notrace_primitives = {}    # node type -> set of primitives that are not recorde
 cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
 
 
+cdef object _outside_any_trace(object prim, object box):
+    """The error for a box made outside any trace given to a primitive (as in _core_trace.py)."""
+    return TypeError(
+        "{}: an argument ({}) is a box made outside any trace (its trace is None); make boxes "
+        "with a trace id, from fastgrad.tracer.trace or trace_stack.new_trace()".format(
+            getattr(prim, "__name__", prim), type(box).__name__
+        )
+    )
+
+
 cdef class Primitive:
     """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
 
@@ -59,6 +69,8 @@ cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObj
                 top, count, node_type = t, 1, type((<Box>a)._node)
             elif t == top:
                 count += 1
+            elif t == _NO_TRACE:
+                raise _outside_any_trace(self, a)
     if top < 0:
         return _call_raw(self, argv, n, kw)
 

@@ -5,12 +5,22 @@ import itertools
 import types
 import warnings
 
-from ._core_boxes import Box, getval, new_box
+from ._core_boxes import _NO_TRACE, Box, getval, new_box
 
 notrace_primitives = {}  # node type -> set of primitives that are not recorded under it
 
 # Unique across threads, so no trace state is shared: a nested trace always gets a larger id.
 _trace_ids = itertools.count(1)
+
+
+def _outside_any_trace(prim, box):
+    """The error for a box made outside any trace given to a primitive (both engines)."""
+    return TypeError(
+        "{}: an argument ({}) is a box made outside any trace (its trace is None); make boxes "
+        "with a trace id, from fastgrad.tracer.trace or trace_stack.new_trace()".format(
+            getattr(prim, "__name__", prim), type(box).__name__
+        )
+    )
 
 
 class Primitive:
@@ -28,8 +38,11 @@ class Primitive:
         trace are unboxed, become the node's parents, and the output is boxed."""
         top, node_type = -1, None
         for a in args:
-            if isinstance(a, Box) and a._trace > top:
-                top, node_type = a._trace, type(a._node)
+            if isinstance(a, Box):
+                if a._trace > top:
+                    top, node_type = a._trace, type(a._node)
+                elif a._trace == _NO_TRACE:
+                    raise _outside_any_trace(self, a)
         if top < 0:
             return self.fun(*args, **kwargs)
         argvals, argnums, parents = list(args), [], []

@@ -44,7 +44,7 @@ from .tracer import Box, getval, new_box, primitive
 # names autograd.builtins has too
 from .core import defjvp_argnum, defvjp, defvjp_argnum  # noqa: F401
 from .tracer import notrace_primitive  # noqa: F401
-from .util import subvals  # noqa: F401
+from ._helpers import subvals  # noqa: F401
 
 _F64 = _np_dtype("float64")
 

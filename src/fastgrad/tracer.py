@@ -51,7 +51,7 @@ TypeError: Can't differentiate w.r.t. type <class 'int'>...
 from contextlib import contextmanager
 
 from ._engine import engine
-from .util import subvals, toposort  # noqa: F401  (autograd.tracer has them too)
+from ._helpers import subvals, toposort  # noqa: F401  (autograd.tracer has them too)
 
 Box = engine.Box
 Node = engine.Node
