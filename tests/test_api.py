@@ -369,8 +369,6 @@ def test_python_int_input(ag, np):
     [
         pytest.param(True, id="bool"),
         pytest.param(onp.int64(3), id="np.int64"),
-        pytest.param(onp.arange(3), id="int-array"),
-        pytest.param(onp.array([True]), id="bool-array"),
         pytest.param(onp.int32(2), id="np.int32"),
     ],
 )

@@ -237,3 +237,33 @@ def test_refuses_after_real_autograd_was_imported():
     """)
     out = _finish(_run(code, _fastgrad_env()), "the refusal check")
     assert out.startswith("refused:") and "already" in out
+
+
+def test_classes_report_autograds_module_names_only_under_the_switch():
+    # a dispatch library picks its backend from type(x).__module__.split(".")[0]
+    code = textwrap.dedent("""
+        import pickle
+        import fastgrad, fastgrad.numpy as fnp
+        from fastgrad.extend import vspace
+        def backend(x):
+            return type(x).__module__.split(".")[0]
+        seen = []
+        fastgrad.grad(lambda x: seen.append(backend(x)) or fnp.sum(x ** 2))(fnp.ones(2))
+        print("before", seen[0], backend(vspace(fnp.ones(2))), backend(vspace([1.0])))
+        fastgrad.install_as_autograd()
+        import autograd.numpy as np
+        from autograd import grad
+        from autograd.numpy.numpy_boxes import ArrayBox
+        seen = []
+        g = grad(lambda x: seen.append((backend(x), type(x).__module__)) or np.sum(x ** 2))(np.ones(2))
+        print("after", seen[0][0], seen[0][1], backend(vspace(np.ones(2))), type(vspace([1.0])).__module__,
+              type(vspace({"a": 1.0})).__module__, type(vspace(1j)).__module__)
+        assert pickle.loads(pickle.dumps(ArrayBox)) is ArrayBox is fastgrad.numpy.numpy_boxes.ArrayBox
+        assert list(g) == [2.0, 2.0] and isinstance(g, fnp.ndarray)
+    """)
+    lines = _finish(_run(code, _fastgrad_env()), "the module-name check").split("\n")
+    assert lines[0] == "before fastgrad fastgrad fastgrad"
+    assert lines[1] == (
+        "after autograd autograd.numpy.numpy_boxes autograd autograd.builtins autograd.builtins "
+        "autograd.numpy.numpy_vspaces"
+    )

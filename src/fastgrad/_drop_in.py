@@ -53,3 +53,30 @@ def install_as_autograd() -> None:
     for name, module in list(sys.modules.items()):
         if name == "fastgrad" or name.startswith("fastgrad."):
             sys.modules.setdefault("autograd" + name[len("fastgrad") :], module)
+    _report_autograd_module_names()
+
+
+# The classes user code meets (boxes, vector spaces, sparse cotangents), by the autograd module
+# that defines each.  Libraries pick a backend from type(x).__module__ (e.g. "autograd" from
+# "autograd.numpy.numpy_boxes"), so under install_as_autograd() these report autograd's module
+# names; everything else about them stays fastgrad's.  The engine's compiled types (Box, Node,
+# VJPNode, JVPNode) are immutable and keep "fastgrad._core": code meets their subclasses
+# (ArrayBox, ...) or their instances' nodes, not the types themselves.
+_AUTOGRAD_HOMES = {
+    "fastgrad.numpy.numpy_boxes": ("autograd.numpy.numpy_boxes", ["ArrayBox"]),
+    "fastgrad.numpy.numpy_vspaces": ("autograd.numpy.numpy_vspaces", ["ArrayVSpace", "ComplexArrayVSpace"]),
+    "fastgrad.builtins": (
+        "autograd.builtins",
+        ["SequenceBox", "DictBox", "ContainerVSpace", "SequenceVSpace", "ListVSpace", "TupleVSpace", "DictVSpace"],
+    ),
+    "fastgrad.core": ("autograd.core", ["VSpace", "SparseObject"]),
+}
+
+
+def _report_autograd_module_names():
+    for module_name, (autograd_name, class_names) in _AUTOGRAD_HOMES.items():
+        module = importlib.import_module(module_name)
+        for class_name in class_names:
+            cls = getattr(module, class_name, None)
+            if isinstance(cls, type) and cls.__module__ == module_name:
+                cls.__module__ = autograd_name

@@ -24,7 +24,7 @@ from collections import OrderedDict as _OrderedDict
 from functools import partial as _partial
 from operator import index as _operator_index
 
-from numpy import ndarray as _ndarray, float64 as _float64, zeros as _np_zeros
+from numpy import ndarray as _ndarray, float64 as _float64, zeros as _np_zeros, dtype as _np_dtype
 
 from .core import (
     SparseObject,
@@ -40,6 +40,13 @@ from .core import (
 )
 from ._engine import engine as _engine
 from .tracer import Box, getval, new_box, primitive
+
+# names autograd.builtins has too
+from .core import defjvp_argnum, defvjp, defvjp_argnum  # noqa: F401
+from .tracer import notrace_primitive  # noqa: F401
+from .util import subvals  # noqa: F401
+
+_F64 = _np_dtype("float64")
 
 __all__ = [
     "SequenceBox",
@@ -619,8 +626,8 @@ _MARKED_TYPES = frozenset([_Zero, _list, _tuple, _dict])  # may hold a _Zero
 
 def _leaf_zeros(x):
     tx = _type(x)
-    if tx is _ndarray:
-        return _np_zeros(x.shape, x.dtype)
+    if tx is _ndarray:  # (an integer or boolean array's cotangents are float64, as its space)
+        return _np_zeros(x.shape, x.dtype if x.dtype.kind in "fc" else _F64)
     if tx is _tuple:
         return _tuple([_leaf_zeros(e) for e in x])
     if tx is _list:

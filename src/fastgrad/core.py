@@ -102,9 +102,12 @@ def register_input_splitter(value_type, splitter):
 
 def _reject_integers(x):
     """Only float and complex values have derivatives: reject integer, boolean, object and
-    string inputs (also inside containers) with a clear message before tracing starts."""
+    string scalars and object or string arrays (also inside containers) with a clear message
+    before tracing starts.  Integer and boolean *arrays* are accepted, as autograd accepts
+    them (libraries built on it pass data arrays through the differentiated arguments):
+    their cotangents are float arrays (see ArrayVSpace.cotangent_dtype)."""
     tp = type(x)
-    if tp is float or tp is _float64 or tp is ndarray and x.dtype.kind == "f":
+    if tp is float or tp is _float64 or tp is ndarray and x.dtype.kind in "fbiu":
         return
     if tp is list or tp is tuple or isinstance(x, (list, tuple)):
         for item in x:
@@ -115,6 +118,8 @@ def _reject_integers(x):
     else:
         kind = getattr(getattr(x, "dtype", None), "kind", None)
         if kind == "f" or kind == "c" or tp is float or tp is complex:
+            return
+        if kind in ("b", "i", "u") and isinstance(getval(x), ndarray):
             return
         if kind in ("b", "i", "u") or (kind is None and isinstance(x, int) and not isbox(x)):
             raise TypeError(
@@ -669,7 +674,9 @@ defvjp_direct(
     VSpace.scalar_mul,
     None,
     lambda g, ans, vs, x, a: vs.scalar_mul(g, a),
-    lambda g, ans, vs, x, a: vs.covector(vs.inner_prod(g, vs.covector(x))),
+    # (the scalar's cotangent is <g, x>, real for every space: inner_prod is Re(conj(g) x)
+    # for complex ones; vs is x's space, not the scalar's, so no covector of vs is applied)
+    lambda g, ans, vs, x, a: vs.inner_prod(g, vs.covector(x)),
 )
 # add and mut_add are affine in each argument (x + y), not linear: the tangent passes through.
 defjvp(VSpace.add, None, identity_jvp, identity_jvp)

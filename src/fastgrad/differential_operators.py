@@ -33,7 +33,15 @@ import numpy as _onp
 from . import numpy as np
 from ._gc import gc_paused
 from .builtins import _container_space_types, register_container_type, traced_container
-from .core import _make_vjp, check_output_space, defjvp_argnums, defvjp_argnums, make_jvp as _make_jvp, vspace
+from .core import (
+    _make_vjp,
+    check_output_space,
+    defjvp_argnums,
+    defvjp_argnum,  # noqa: F401  (autograd.differential_operators has it)
+    defvjp_argnums,
+    make_jvp as _make_jvp,
+    vspace,
+)
 from .tracer import getval, isbox, primitive
 from .wrap_util import get_name, unary_to_nary
 

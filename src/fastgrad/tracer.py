@@ -48,7 +48,10 @@ Traceback (most recent call last):
 TypeError: Can't differentiate w.r.t. type <class 'int'>...
 """
 
+from contextlib import contextmanager
+
 from ._engine import engine
+from .util import subvals, toposort  # noqa: F401  (autograd.tracer has them too)
 
 Box = engine.Box
 Node = engine.Node
@@ -59,6 +62,65 @@ getval = engine.getval
 register_notrace = engine.register_notrace
 notrace_primitives = engine.notrace_primitives
 box_type_mappings = Box.type_mappings
+box_types = Box.types
+
+
+def find_top_boxed_args(args):
+    """``(boxes, trace, node_type)``: the boxes among ``args`` that belong to the innermost
+    trace (as ``(position, box)`` pairs), that trace's id (-1 if no argument is boxed) and
+    the type of their nodes.  A primitive records its call in that trace only."""
+    top_trace, top_boxes, top_node_type = -1, [], None
+    for argnum, arg in enumerate(args):
+        if isbox(arg):
+            t = arg._trace
+            if t > top_trace:
+                top_trace, top_boxes, top_node_type = t, [(argnum, arg)], type(arg._node)
+            elif t == top_trace:
+                top_boxes.append((argnum, arg))
+    return top_boxes, top_trace, top_node_type
+
+
+class _IdOnly(Node):
+    """A node type that records nothing: only used to draw a fresh trace id."""
+
+    __slots__ = ()
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        pass
+
+    def initialize_root(self):
+        pass
+
+
+def _fresh_trace_id():
+    seen = []
+    trace(_IdOnly.new_root(), lambda box: seen.append(box._trace) or box, 0.0)
+    return seen[0]
+
+
+class TraceStack:
+    """Trace ids for code that traces on its own (autograd's ``trace_stack``).
+
+    ``with trace_stack.new_trace() as t:`` gives an id above every trace open now, so that
+    boxes made with ``new_box(value, t, node)`` are recorded by primitives as the innermost
+    trace, exactly as the boxes ``trace`` makes.  ``top`` is the id of the innermost trace
+    opened here (-1 outside).  Ids are never reused: one drawn inside another is larger.
+    """
+
+    def __init__(self):
+        self.top = -1
+
+    @contextmanager
+    def new_trace(self):
+        outer = self.top
+        self.top = _fresh_trace_id()
+        try:
+            yield self.top
+        finally:
+            self.top = outer
+
+
+trace_stack = TraceStack()
 
 
 def primitive(f_raw):

@@ -9,7 +9,8 @@ so second derivatives work too.
 """
 
 from ..builtins import tuple as _traced_tuple
-from ..core import defvjp_direct, make_vjp, vspace
+from ..builtins import tuple  # noqa: F401  (autograd's module has these names too)
+from ..core import defvjp, defvjp_direct, make_vjp, vspace  # noqa: F401
 from ..tracer import primitive
 
 __all__ = ["fixed_point"]
@@ -56,3 +57,9 @@ def _fixed_point_vjp_a(g, ans, f, a, x0, distance, tol):
 
 
 defvjp_direct(fixed_point, None, _fixed_point_vjp_a, None, None, None)
+
+
+def fixed_point_vjp(ans, f, a, x0, distance, tol):
+    """The reverse rule of ``fixed_point`` w.r.t. ``a``, as a maker (autograd's name and form):
+    ``fixed_point_vjp(ans, f, a, x0, distance, tol)(g)`` is the cotangent of ``a``."""
+    return lambda g: _fixed_point_vjp_a(g, ans, f, a, x0, distance, tol)

@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as onp
 
 from ..numpy import numpy_wrapper as anp
+from ..core import make_vjp  # noqa: F401  (autograd's flatten module has it)
 from ..tracer import Box, getval
 
 __all__ = ["flatten", "flatten_func"]

@@ -14,7 +14,7 @@ node; every node has ``value`` (the value computed there) and ``recipe`` =
 from functools import partial
 
 from ..tracer import Node, trace
-from ..util import toposort
+from ..util import subvals, toposort  # noqa: F401  (subvals: autograd's module has it)
 from ..wrap_util import wraps
 
 __all__ = ["const_graph", "const_graph_unary", "full_graph", "ConstGraphNode", "FullGraphNode"]

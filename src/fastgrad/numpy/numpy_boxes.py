@@ -7,8 +7,36 @@ like the corresponding function call.
 import numpy as _np
 
 from .._engine import engine as _engine
-from ..tracer import getval
+from ..builtins import SequenceBox  # noqa: F401  (autograd's numpy_boxes has these names too)
+from ..tracer import Box, getval, primitive  # noqa: F401
 from . import numpy_wrapper as anp
+
+# The array methods a traced array forwards to differentiable functions, and those whose
+# result is constant (indices, booleans, rounding): autograd publishes these two lists.
+diff_methods = [
+    "clip",
+    "compress",
+    "cumprod",
+    "cumsum",
+    "diagonal",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "ptp",
+    "ravel",
+    "repeat",
+    "reshape",
+    "squeeze",
+    "std",
+    "sum",
+    "swapaxes",
+    "take",
+    "trace",
+    "transpose",
+    "var",
+]
+nondiff_methods = ["all", "any", "argmax", "argmin", "argpartition", "argsort", "nonzero", "searchsorted", "round"]
 
 _getitem = anp.getitem
 _add, _subtract, _multiply = anp.add, anp.subtract, anp.multiply

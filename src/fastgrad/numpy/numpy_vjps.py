@@ -165,7 +165,9 @@ def _sum_to_shape(g, gshape, tshape):
 
 def _cast(g, gdtype, tdtype):
     if tdtype.kind not in "fc":
-        return g  # an integer target (e.g. through astype): leave the cotangent alone
+        # an integer or boolean target (an input, or through astype): its cotangents are
+        # real, of any float dtype; they are not cast to the target's dtype
+        return _real(g) if gdtype.kind == "c" else g
     if gdtype.kind == "c" and tdtype.kind != "c":
         g = _real(g)
         gdtype = _meta(g)[1]

@@ -1,7 +1,7 @@
 """Vector spaces of NumPy arrays and scalars.
 
 A space is its shape and dtype; float32 and float16 spaces keep their dtype (zeros, ones,
-randn are made in it).  A Python float lives in the float64 space of shape ().  Spaces are
+randn are made in it); integer and boolean arrays have float64 spaces.  A Python float lives in the float64 space of shape ().  Spaces are
 immutable and cached by (shape, dtype), so asking for one is a dictionary lookup.
 """
 
@@ -9,7 +9,12 @@ import math
 
 import numpy as np
 
+from ..builtins import NamedTupleVSpace
 from ..core import VSpace
+
+# autograd has one space class per linalg result type; here every named tuple (those results
+# among them) has the tuple space, which keeps the type: the names are that class
+EigResultVSpace = EighResultVSpace = QRResultVSpace = SVDResultVSpace = SlogdetResultVSpace = NamedTupleVSpace
 
 
 class ArrayVSpace(VSpace):
@@ -93,6 +98,7 @@ class ComplexArrayVSpace(ArrayVSpace):
         return np.conj(x)
 
 
+_float64 = np.dtype(np.float64)
 _cache = {}
 _CACHE_LIMIT = 4096
 
@@ -112,6 +118,11 @@ def array_vspace(value):
         _cache.clear()
     kind = key[1].kind
     vs = (ComplexArrayVSpace if kind == "c" else ArrayVSpace)(value)
+    if kind in "biu":
+        # An integer or boolean array can be differentiated (as in autograd), but its
+        # tangents and cotangents are real numbers: its space is float64's, so that a
+        # cotangent sum or a scattered index cotangent never truncates to integers.
+        vs.dtype = _float64
     _cache[key] = vs
     return vs
 

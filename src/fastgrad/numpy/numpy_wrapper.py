@@ -38,6 +38,7 @@ _type = _builtins.type
 _len = _builtins.len
 _list = _builtins.list
 _tuple = _builtins.tuple
+_hasattr = _builtins.hasattr
 _range = _builtins.range
 _int = _builtins.int
 
@@ -466,11 +467,22 @@ def asarray(a, *args, **kwargs):
     return _np_asarray(a, *args, **kwargs)
 
 
+def _sequence(arrays):
+    """``arrays`` as a list if it is another iterable than a list, tuple, array or box: NumPy's
+    joining functions ask for a sequence, autograd's take any iterable (a generator, a dict's
+    values), and code written for autograd passes them."""
+    t = _type(arrays)
+    if t is _list or t is _tuple or _isinstance(arrays, (_ndarray, _Box)) or not _hasattr(arrays, "__iter__"):
+        return arrays
+    return _list(arrays)
+
+
 def _join_items(arrays):
     return [_traceable(e) for e in _elements(arrays)]
 
 
 def concatenate(arrays, axis=0, out=None, **kwargs):
+    arrays = _sequence(arrays)
     if out is None and _is_traced_sequence(arrays):
         items = _join_items(arrays)
         if axis is None:
@@ -483,6 +495,7 @@ def concatenate(arrays, axis=0, out=None, **kwargs):
 
 
 def stack(arrays, axis=0, out=None, **kwargs):
+    arrays = _sequence(arrays)
     if out is None and _is_traced_sequence(arrays):
         result = stack_args(*_join_items(arrays), axis=axis)
         dtype = kwargs.get("dtype")
@@ -507,6 +520,7 @@ def _atleast(x, n):
 
 def _joined(np_fun, ndmin, axis_of):
     def joiner(tup, **kwargs):
+        tup = _sequence(tup)
         if not _is_traced_sequence(tup):
             return np_fun(tup, **kwargs)
         items = [_atleast(e, ndmin) for e in _join_items(tup)]
@@ -528,6 +542,7 @@ def _as_column(e):
 
 
 def column_stack(tup):
+    tup = _sequence(tup)
     if not _is_traced_sequence(tup):
         return _np.column_stack(tup)
     return concatenate_args(*[_as_column(e) for e in _join_items(tup)], axis=1)
@@ -536,6 +551,7 @@ def column_stack(tup):
 if hasattr(_np, "row_stack"):
 
     def row_stack(tup, **kwargs):
+        tup = _sequence(tup)
         if not _is_traced_sequence(tup):
             return _np.row_stack(tup, **kwargs)
         _warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2)
@@ -640,35 +656,78 @@ def where(condition, x=_NoValue, y=_NoValue):
 
 
 class _Concatenator:
-    __slots__ = ("_np_obj", "_columns")
+    """np.r_ / np.c_: NumPy's own object for untraced items; with traced items the same
+    layout rules (slices as ranges, a leading "axis,ndmin,trans1d" directive, ndmin and
+    trans1d placement of low-dimensional items) applied with traced reshapes, transposes
+    and one concatenate."""
 
-    def __init__(self, np_obj, columns):
-        self._np_obj, self._columns = np_obj, columns
+    __slots__ = ("_np_obj", "_name", "_axis", "_ndmin", "_trans1d")
+
+    def __init__(self, np_obj, name, axis, ndmin, trans1d):
+        self._np_obj, self._name = np_obj, name
+        self._axis, self._ndmin, self._trans1d = axis, ndmin, trans1d
 
     def __getitem__(self, key):
         items = key if _type(key) is _tuple else (key,)
         if not _builtins.any(_isinstance(k, _Box) or _is_traced_sequence(k) for k in items):
             return self._np_obj[key]
-        if _builtins.any(_isinstance(k, (_slice, str)) for k in items):
+        axis, ndmin, trans1d = self._axis, self._ndmin, self._trans1d
+        if items and _isinstance(items[0], str):
+            axis, ndmin, trans1d = self._directive(items[0], axis, ndmin, trans1d)
+            items = items[1:]
+        parts = []
+        for k in items:
+            if _isinstance(k, str):
+                raise ValueError("special directives must be the first entry.")
+            if _isinstance(k, _slice):
+                k = self._np_obj[k]  # the range NumPy makes of it (a constant)
+            parts.append(self._placed(_traceable(k), ndmin, trans1d))
+        return concatenate_args(*parts, axis=axis)
+
+    def _directive(self, d, axis, ndmin, trans1d):
+        if d in ("r", "c"):
             raise NotImplementedError(
-                "fastgrad.numpy.{}[...] with traced values supports "
-                "arrays and scalars only (no slices or directives); "
-                "use np.concatenate".format("c_" if self._columns else "r_")
+                "fastgrad.numpy.{}['{}', ...] builds a np.matrix, which fastgrad does not trace; "
+                "use np.concatenate or np.stack".format(self._name, d)
             )
-        items = [_traceable(k) for k in items]
-        if self._columns:  # 0-d and 1-d items become columns; join along the last axis
-            return concatenate_args(*[_as_column(k) for k in items], axis=-1)
-        return concatenate_args(*[_atleast(k, 1) for k in items], axis=0)
+        try:
+            fields = [int(v) for v in d.split(",")]
+        except ValueError:
+            raise ValueError("unknown special directive {!r}".format(d)) from None
+        if _len(fields) > 3:
+            raise ValueError("unknown special directive {!r}".format(d))
+        axis = fields[0]
+        if _len(fields) >= 2:
+            ndmin = fields[1]
+        if _len(fields) == 3:
+            trans1d = fields[2]
+        return axis, ndmin, trans1d
+
+    @staticmethod
+    def _placed(k, ndmin, trans1d):
+        """``k`` with at least ``ndmin`` dimensions: new axes in front, then (trans1d != -1)
+        its own axes moved to start at axis ``trans1d``, as NumPy places them."""
+        shape = _shape(k)
+        nd = _len(shape)
+        if nd >= ndmin:
+            return k
+        k = reshape(k, (1,) * (ndmin - nd) + shape)
+        if trans1d == -1:
+            return k
+        extra = ndmin - nd
+        start = trans1d + extra + 1 if trans1d < 0 else trans1d
+        order = _list(_range(ndmin))
+        return transpose(k, order[:start] + order[extra:] + order[start:extra])
 
     def __len__(self):
         return 0
 
     def __repr__(self):
-        return "fastgrad.numpy.{}".format("c_" if self._columns else "r_")
+        return "fastgrad.numpy." + self._name
 
 
-r_ = _Concatenator(_np.r_, False)
-c_ = _Concatenator(_np.c_, True)
+r_ = _Concatenator(_np.r_, "r_", 0, 1, -1)
+c_ = _Concatenator(_np.c_, "c_", -1, 2, 0)
 
 
 # ---------------------------------------------------------------------------------------

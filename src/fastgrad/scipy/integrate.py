@@ -217,7 +217,10 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, tfirst=F
     >>> bool(np.allclose(dy0, np.exp(-0.5))), bool(np.isclose(dk, -2.0 * np.exp(-0.5)))
     (True, True)
     """
-    if not isinstance(args, tuple):
+    if isbox(args) and isinstance(getval(args), (tuple, list)):
+        # the tuple itself differentiated (grad w.r.t. args): its elements, each traced
+        args = tuple([args[i] for i in range(len(args))])
+    elif not isinstance(args, tuple):
         args = tuple(args) if isinstance(args, list) else (args,)
     if tfirst:
         user = func

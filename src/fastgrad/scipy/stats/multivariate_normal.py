@@ -3,15 +3,17 @@
 
 ``x`` holds points along its last axis, as in SciPy (for a 1-dimensional distribution a
 1-d ``x`` is a list of points).  A scalar or 1-d ``cov`` (a multiple of the identity, a
-diagonal) is accepted as in SciPy.  The rules assume a nonsingular ``cov`` (with
-``allow_singular=True`` and a singular ``cov`` the values are SciPy's but there is no
-gradient w.r.t. ``cov``)."""
+diagonal) is accepted as in SciPy.  With ``allow_singular=True`` and a singular ``cov``
+the values are SciPy's, the derivatives w.r.t. ``x`` and ``mean`` use the pseudo-inverse
+(SciPy's quadratic form on the support), and a derivative w.r.t. ``cov`` is a
+NotImplementedError (the density is not differentiable there; autograd raises it for every
+``cov`` once ``allow_singular=True``)."""
 
 import scipy.stats as _st
 import numpy as onp
 
 from ...core import defjvp, defvjp_direct
-from ...numpy import numpy_wrapper as anp
+from ...numpy import linalg as _linalg, numpy_wrapper as anp
 from ...numpy.numpy_vjps import unbroadcast
 from ...tracer import getval, isbox, primitive
 from .._util import match
@@ -44,14 +46,26 @@ def _dim(cov):
     return onp.shape(getval(cov))[-1]
 
 
-def _parts(x, mean, cov):
-    """(r, sol, Cinv, rshape): r = x - mean as (N, d) rows, sol = rows of Cinv r."""
+def _parts(x, mean, cov, allow_singular):
+    """(r, sol, Cinv, rshape): r = x - mean as (N, d) rows, sol = rows of Cinv r.  With
+    allow_singular, Cinv is the pseudo-inverse, as in SciPy's density on the support of a
+    singular cov (the quadratic form it uses)."""
     d = _dim(cov)
     r = x if mean is None else x - mean
     rshape = onp.shape(getval(r))
     r = anp.reshape(r, (-1, d))
-    Cinv = inv(cov)
+    Cinv = _linalg.pinv(cov, hermitian=True) if allow_singular else inv(cov)
     return r, anp.matmul(r, T(Cinv)), Cinv, rshape
+
+
+def _require_nonsingular(cov):
+    c = onp.asarray(getval(cov))
+    if onp.linalg.matrix_rank(c, hermitian=True) < c.shape[-1]:
+        raise NotImplementedError(
+            "multivariate_normal: no derivative w.r.t. a singular covariance matrix "
+            "(allow_singular=True): the density is not differentiable there; derivatives "
+            "w.r.t. x and mean are available"
+        )
 
 
 def _weights(g, ans, scaled):
@@ -61,15 +75,17 @@ def _weights(g, ans, scaled):
 
 def _rules(prim, scaled):
     def vjp_x(g, ans, x, mean, cov, allow_singular):
-        r, sol, Cinv, rshape = _parts(x, mean, cov)
+        r, sol, Cinv, rshape = _parts(x, mean, cov, allow_singular)
         return unbroadcast(anp.reshape(-_weights(g, ans, scaled) * sol, rshape), x)
 
     def vjp_mean(g, ans, x, mean, cov, allow_singular):
-        r, sol, Cinv, rshape = _parts(x, mean, cov)
+        r, sol, Cinv, rshape = _parts(x, mean, cov, allow_singular)
         return unbroadcast(anp.reshape(_weights(g, ans, scaled) * sol, rshape), mean)
 
     def vjp_cov(g, ans, x, mean, cov, allow_singular):
-        r, sol, Cinv, rshape = _parts(x, mean, cov)
+        if allow_singular:
+            _require_nonsingular(cov)
+        r, sol, Cinv, rshape = _parts(x, mean, cov, allow_singular)
         w = _weights(g, ans, scaled)
         return -0.5 * (anp.sum(w) * T(Cinv) - anp.matmul(T(w * sol), sol))
 
@@ -79,17 +95,19 @@ def _rules(prim, scaled):
         return match(anp.reshape(v, onp.shape(getval(ans))), ans)
 
     def jvp_x(t, ans, x, mean, cov, allow_singular):
-        r, sol, Cinv, rshape = _parts(x, mean, cov)
+        r, sol, Cinv, rshape = _parts(x, mean, cov, allow_singular)
         t = anp.reshape(anp.broadcast_to(t, rshape), (-1, _dim(cov)))
         return _out(-anp.sum(t * sol, axis=-1), ans)
 
     def jvp_mean(t, ans, x, mean, cov, allow_singular):
-        r, sol, Cinv, rshape = _parts(x, mean, cov)
+        r, sol, Cinv, rshape = _parts(x, mean, cov, allow_singular)
         t = anp.reshape(anp.broadcast_to(t, rshape), (-1, _dim(cov)))
         return _out(anp.sum(t * sol, axis=-1), ans)
 
     def jvp_cov(t, ans, x, mean, cov, allow_singular):
-        r, sol, Cinv, rshape = _parts(x, mean, cov)
+        if allow_singular:
+            _require_nonsingular(cov)
+        r, sol, Cinv, rshape = _parts(x, mean, cov, allow_singular)
         quad = anp.sum(sol * anp.matmul(sol, T(t)), axis=-1)
         return _out(-0.5 * (anp.sum(T(Cinv) * t) - quad), ans)
 

@@ -1,0 +1,247 @@
+"""Behaviours of autograd 1.9.1 that code written for it relies on (issue #14), each checked
+against central differences in both modes and to second order, and against autograd."""
+
+import numpy as onp
+import pytest
+
+from gradcheck import check_grads
+
+JOINERS = ["stack", "vstack", "hstack", "column_stack", "concatenate"]
+
+
+def _iterables(x):
+    """The same two arrays as a generator, a dict's values, a map and an iterator."""
+    return {
+        "generator": lambda: (x * i for i in (1.0, -2.0)),
+        "dict_values": lambda: {"a": x, "b": x * -2.0}.values(),
+        "map": lambda: map(lambda c: x * c, (1.0, -2.0)),
+        "iterator": lambda: iter([x, x * -2.0]),
+    }
+
+
+@pytest.mark.parametrize("kind", ["generator", "dict_values", "map", "iterator"])
+@pytest.mark.parametrize("joiner", JOINERS)
+def test_joining_functions_take_any_iterable(ag, np, joiner, kind):
+    x0 = onp.array([0.5, -1.5, 2.0])
+    join = getattr(np, joiner)
+
+    def f(x):
+        return np.sum(np.sin(join(_iterables(x)[kind]())) * onp.arange(6.0).reshape(join([onp.ones(3)] * 2).shape))
+
+    check_grads(f, x0, modes=("rev", "fwd"), order=2)
+    expected = getattr(onp, joiner)([x0, x0 * -2.0])
+    onp.testing.assert_allclose(join(_iterables(x0)[kind]()), expected)
+
+
+@pytest.mark.parametrize("joiner", JOINERS)
+def test_joining_untraced_iterables_gives_numpys_value(np, joiner):
+    parts = [onp.arange(3.0), onp.arange(3.0) + 10]
+    expected = getattr(onp, joiner)(parts)
+    got = getattr(np, joiner)(p for p in parts)
+    assert type(got) is onp.ndarray
+    onp.testing.assert_array_equal(got, expected)
+
+
+def test_stack_of_a_generator_matches_autograd(ref, np):
+    import fastgrad
+
+    x0 = onp.array([0.5, -1.5])
+
+    def f(np_, x):
+        return np_.sum(np_.stack(np_.exp(x * c) for c in (1.0, 0.5, -1.0)) ** 2)
+
+    ours = fastgrad.grad(lambda x: f(np, x))(x0)
+    theirs = ref.grad(lambda x: f(ref.np, x))(x0)
+    onp.testing.assert_allclose(ours, theirs, rtol=1e-13)
+
+
+CONTAINER_VALUES = {
+    "list": [1.0, onp.zeros((2, 1))],
+    "dict": {"a": 1.0, "b": onp.zeros((2, 1))},
+    "nested": (1.0, [2.0, {"c": onp.ones(2)}]),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTAINER_VALUES))
+@pytest.mark.parametrize("op", ["inner_prod", "add", "scalar_mul"])
+def test_container_vector_space_operations_to_second_order(ag, name, op):
+    vspace = ag.extend.vspace if hasattr(ag, "extend") else __import__(ag.__name__ + ".extend").extend.vspace
+    x = CONTAINER_VALUES[name]
+    y = vspace(x).randn()
+    if op == "scalar_mul":
+        check_grads(lambda v, a: vspace(v).scalar_mul(v, a), x, 1.5, modes=("rev", "fwd"), order=2)
+    else:
+        check_grads(lambda v, w: getattr(vspace(v), op)(v, w), x, y, modes=("rev", "fwd"), order=2)
+
+
+def _odeint_case(ag_np, odeint):
+    def func(y, t, a, b):
+        return -a * y + b
+
+    y0 = onp.array([1.0, 2.0])
+    t = onp.array([0.0, 0.5, 1.0])
+    return func, y0, t
+
+
+def test_odeint_gradient_wrt_a_tuple_of_args(ag, np):
+    odeint = __import__(ag.__name__ + ".scipy.integrate", fromlist=["odeint"]).odeint
+    func, y0, t = _odeint_case(np, odeint)
+    a, b = onp.array([0.3, 0.7]), onp.array([0.1, -0.2])
+
+    def f(args):
+        return np.sum(odeint(func, y0, t, args) ** 2)
+
+    g = ag.grad(f)((a, b))
+    assert type(g) is tuple and len(g) == 2
+
+    def f_ab(a_, b_):
+        return f((a_, b_))
+
+    for i in range(2):
+        num = onp.array(
+            [
+                (
+                    f_ab(*[v + 1e-6 * e if j == i else v for j, v in enumerate((a, b))])
+                    - f_ab(*[v - 1e-6 * e if j == i else v for j, v in enumerate((a, b))])
+                )
+                / 2e-6
+                for e in onp.eye(2)
+            ]
+        )
+        onp.testing.assert_allclose(g[i], num, rtol=1e-4)
+
+
+@pytest.mark.fastgrad_only
+def test_odeint_gradient_wrt_each_arg():
+    # autograd raises (setting an array element with a sequence) for one traced arg
+    import fastgrad.numpy as fnp
+    from fastgrad.scipy.integrate import odeint
+
+    func, y0, t = _odeint_case(fnp, odeint)
+    check_grads(
+        lambda a_, b_: fnp.sum(odeint(func, y0, t, (a_, b_)) ** 2),
+        onp.array([0.3, 0.7]),
+        onp.array([0.1, -0.2]),
+        modes=("rev", "fwd"),
+        order=1,
+        rtol=1e-4,
+        atol=1e-6,
+    )
+
+
+def test_odeint_tuple_of_args_matches_autograd(ref):
+    import fastgrad
+    import fastgrad.numpy as fnp
+    from autograd.scipy.integrate import odeint as ag_odeint
+    from fastgrad.scipy.integrate import odeint as fg_odeint
+
+    func, y0, t = _odeint_case(fnp, fg_odeint)
+    ab = (onp.array([0.3, 0.7]), onp.array([0.1, -0.2]))
+    ours = fastgrad.grad(lambda args: fnp.sum(fg_odeint(func, y0, t, args)))(ab)
+    theirs = ref.grad(lambda args: ref.np.sum(ag_odeint(func, y0, t, args)))(ab)
+    for o, r in zip(ours, theirs):
+        onp.testing.assert_allclose(o, r, rtol=1e-6)
+
+
+SINGULAR_COV = onp.array([[1.0, 1.0], [1.0, 1.0]])
+
+
+@pytest.mark.parametrize("fn", ["pdf", "logpdf"])
+def test_multivariate_normal_singular_cov_gradients_wrt_x_and_mean(ag, fn):
+    mvn = __import__(ag.__name__ + ".scipy.stats", fromlist=["multivariate_normal"]).multivariate_normal
+    f = getattr(mvn, fn)
+    x, mean = onp.array([0.3, 0.3]), onp.array([0.1, 0.1])
+    gx = ag.grad(lambda v: f(v, mean, SINGULAR_COV, allow_singular=True))(x)
+    gm = ag.grad(lambda m: f(x, m, SINGULAR_COV, allow_singular=True))(mean)
+    # along the support (the direction (1, 1)), against central differences of SciPy's density
+    import scipy.stats as st
+
+    d = onp.array([1.0, 1.0]) / onp.sqrt(2.0)
+    ref_f = getattr(st.multivariate_normal, fn)
+    num = (
+        ref_f(x + 1e-6 * d, mean, SINGULAR_COV, allow_singular=True)
+        - ref_f(x - 1e-6 * d, mean, SINGULAR_COV, allow_singular=True)
+    ) / 2e-6
+    onp.testing.assert_allclose(gx @ d, num, rtol=1e-6)
+    onp.testing.assert_allclose(gm, -gx, rtol=1e-12)
+
+
+def test_multivariate_normal_singular_cov_matches_autograd(ref):
+    import fastgrad
+    from fastgrad.scipy.stats import multivariate_normal as fmvn
+    from autograd.scipy.stats import multivariate_normal as amvn
+
+    x, mean = onp.array([0.3, 0.3]), onp.array([0.1, 0.1])
+    for fn in ("pdf", "logpdf"):
+        ours = fastgrad.grad(lambda v: getattr(fmvn, fn)(v, mean, SINGULAR_COV, allow_singular=True))(x)
+        theirs = ref.grad(lambda v: getattr(amvn, fn)(v, mean, SINGULAR_COV, allow_singular=True))(x)
+        onp.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+def test_multivariate_normal_singular_cov_has_no_cov_derivative(ag):
+    mvn = __import__(ag.__name__ + ".scipy.stats", fromlist=["multivariate_normal"]).multivariate_normal
+    with pytest.raises(NotImplementedError, match="singular"):
+        ag.grad(lambda c: mvn.logpdf(onp.array([0.3, 0.3]), onp.zeros(2), c, allow_singular=True))(SINGULAR_COV)
+
+
+@pytest.mark.fastgrad_only
+def test_multivariate_normal_allow_singular_nonsingular_cov_is_differentiable():
+    # autograd refuses every cov once allow_singular=True; the density is smooth here
+    import fastgrad
+    from fastgrad.scipy.stats import multivariate_normal as mvn
+
+    cov = onp.array([[2.0, 0.5], [0.5, 1.0]])
+    x = onp.array([0.3, -0.2])
+    check_grads(
+        lambda c: mvn.logpdf(x, onp.zeros(2), (c + c.T) / 2, allow_singular=True), cov, modes=("rev", "fwd"), order=2
+    )
+    onp.testing.assert_allclose(
+        fastgrad.grad(lambda c: mvn.logpdf(x, onp.zeros(2), c, allow_singular=True))(cov),
+        fastgrad.grad(lambda c: mvn.logpdf(x, onp.zeros(2), c))(cov),
+        rtol=1e-10,
+    )
+
+
+R_C_CASES = {
+    "r_-arrays-and-scalar": lambda np, x: np.r_[x, 3.0, x * 2],
+    "r_-slice": lambda np, x: np.r_[x, 0:3],
+    "r_-complex-slice": lambda np, x: np.r_[x, 0:1:3j],
+    "r_-directive-axis-ndmin-trans1d": lambda np, x: np.r_["0,2,0", x, x * 3],
+    "r_-directive-3d": lambda np, x: np.r_["-1,3,1", x, x * 3],
+    "r_-directive-axis": lambda np, x: np.r_["1", np.reshape(x, (1, 2)), onp.ones((1, 2))],
+    "c_-vectors": lambda np, x: np.c_[x, x * 2],
+    "c_-matrix-and-vector": lambda np, x: np.c_[onp.ones((2, 2)), x],
+    "c_-slice": lambda np, x: np.c_[x, 0:2],
+}
+
+
+@pytest.mark.parametrize("name", list(R_C_CASES))
+def test_r_and_c_with_traced_values(ag, np, name):
+    build = R_C_CASES[name]
+    x0 = onp.array([1.0, -2.0])
+    onp.testing.assert_array_equal(build(np, x0), build(onp, x0))
+    check_grads(lambda x: np.sin(build(np, x)), x0, modes=("rev", "fwd"), order=2)
+
+
+@pytest.mark.parametrize("name", list(R_C_CASES))
+def test_r_and_c_gradients_match_autograd(ref, name):
+    import fastgrad
+    import fastgrad.numpy as fnp
+
+    build = R_C_CASES[name]
+    x0 = onp.array([1.0, -2.0])
+    ours = fastgrad.grad(lambda x: fnp.sum(fnp.sin(build(fnp, x))))(x0)
+    with pytest.warns(UserWarning):  # autograd: "r_ is slow for array inputs"
+        theirs = ref.grad(lambda x: ref.np.sum(ref.np.sin(build(ref.np, x))))(x0)
+    onp.testing.assert_allclose(ours, theirs, rtol=1e-13)
+
+
+@pytest.mark.fastgrad_only
+def test_r_directive_errors(np):
+    x = np.r_  # (the object, untraced use is NumPy's)
+    import fastgrad
+
+    with pytest.raises(ValueError, match="special directives must be the first entry"):
+        fastgrad.grad(lambda v: np.sum(x[v, "1"]))(onp.ones(2))
+    with pytest.raises(NotImplementedError, match="np.matrix"):
+        fastgrad.grad(lambda v: np.sum(x["r", v]))(onp.ones(2))
