@@ -853,3 +853,56 @@ def test_gradient_wrt_array_list_inside_an_outer_trace(ag, np):
         return np.sum(g[0] * g[1]) + np.sum(g[1] ** 2)
 
     check_grads(outer, 0.7, order=2, module=ag)
+
+
+# ---- a vector space with only autograd's public protocol ------------------------------
+
+
+class _PublicProtocolArray(onp.ndarray):
+    """An ndarray subclass a library registers with a vector space of its own."""
+
+
+@FG_ONLY
+def test_sums_into_a_space_with_only_the_public_protocol(ag):
+    # autograd's VSpace protocol has no add-at-an-index: adding a cotangent at ``idx`` of a
+    # value of such a space must go through zeros and mut_add (it raised AttributeError)
+    from fastgrad import builtins
+    from fastgrad.extend import VSpace
+    from fastgrad.numpy.numpy_vspaces import ArrayVSpace
+
+    class PublicSpace(ArrayVSpace):
+        pass
+
+    assert not hasattr(PublicSpace, "_add_at")
+    VSpace.register(_PublicProtocolArray, lambda x: PublicSpace(x))
+    acc = onp.array([1.0, 2.0, 3.0]).view(_PublicProtocolArray)
+    out = builtins._leaf_add_at(acc, 1, 10.0)
+    onp.testing.assert_array_equal(out, [1.0, 12.0, 3.0])
+    out = builtins._add_at_path([acc.copy(), 0.0], (0, 2), 5.0)
+    onp.testing.assert_array_equal(out[0], [1.0, 12.0, 8.0])
+
+
+def test_second_order_through_lists_of_a_registered_subclass(ag):
+    fnp = import_target("numpy")
+    ArrayBox = import_target("numpy.numpy_boxes").ArrayBox
+    spaces = import_target("numpy.numpy_vspaces")
+    VSpace = import_target("extend").VSpace
+
+    class Registered(onp.ndarray):
+        pass
+
+    ArrayBox.register(Registered)
+    VSpace.register(Registered, lambda x: spaces.ArrayVSpace(x))
+    x = onp.array([1.0, 2.0]).view(Registered)
+
+    def f(x):
+        xs = [x, fnp.sin(x)]
+        return fnp.sum(xs[0] * xs[1]) + fnp.sum(fnp.stack(xs) ** 2) + fnp.sum(fnp.mean(xs, axis=0))
+
+    def second(x):
+        return fnp.sum(ag.grad(f)(x))
+
+    x0 = onp.asarray(x)
+    # d/dx of f: sin x + x cos x + 2x + 2 sin x cos x + (1 + cos x)/2
+    expected = 2 * onp.cos(x0) - x0 * onp.sin(x0) + 2 + 2 * onp.cos(2 * x0) - onp.sin(x0) / 2
+    onp.testing.assert_allclose(onp.asarray(ag.grad(second)(x)), expected, rtol=1e-12)

@@ -556,7 +556,13 @@ def _unguardable_moments():
         return {}
     from fastgrad._engine import engine
 
-    return {engine.resume_gc.__code__: "call", engine.pause_gc.__code__: "return"}
+    block = engine.RecomputeBlock  # (the same two moments of the recompute block's with)
+    return {
+        engine.resume_gc.__code__: "call",
+        engine.pause_gc.__code__: "return",
+        block.__exit__.__code__: "call",
+        block.__enter__.__code__: "return",
+    }
 
 
 _UNGUARDABLE = _unguardable_moments()
@@ -761,6 +767,39 @@ def test_keyboard_interrupt_at_every_moment_of_a_recomputing_gradient(visible_gc
         onp.testing.assert_array_equal(run(), expected)
         moments = _every_moment(run, started, run, expected)
     assert moments > 20, moments
+    assert_clean_state()
+
+
+@needs_plain_build
+def test_keyboard_interrupt_at_every_moment_of_a_recompute_block_leaves_it_closed(visible_gc_pause):
+    # entering and leaving the block included: a block left open made every later gradient
+    # in the process record replays (17-37x slower) until it restarted
+    from fastgrad._engine import engine
+    from fastgrad._hooks import HOOKS
+
+    x = onp.array([0.1, 0.7, -0.4])
+    started = threading.Event()
+    g = fastgrad.grad(lambda x: np.sum(np.tanh(np.sin(x) * x) ** 2))
+    expected = g(x)
+
+    def run():
+        started.set()
+        try:
+            with fastgrad.recompute(every=2, min_bytes=0):
+                return g(x)
+        finally:
+            started.clear()
+
+    for k in range(1, 20000):
+        where = []
+        if _interrupt_at(run, started, k, where) == "finished":
+            break
+        context = "after an interrupt at moment {} ({})".format(k, where[0] if where else "?")
+        assert engine.open_recompute_blocks() == 0, "a recompute block is left open " + context
+        assert not engine.recompute_policies(), "a recompute policy is left on the thread " + context
+        assert HOOKS.record_replay is None, "the replay hook is left set " + context
+        _check_after_interrupt(k, where, run, expected)
+    assert k > 20, k
     assert_clean_state()
 
 

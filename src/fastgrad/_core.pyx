@@ -19,6 +19,8 @@ cimport numpy as cnp
 
 cnp.import_array()   # NumPy's C API: array metadata read from the struct (no attribute lookups)
 
+import os as _os
+import threading as _threading
 import types as _types
 import warnings
 
@@ -40,6 +42,7 @@ cdef enum:
 
 include "_core_seam.pxi"
 include "_core_gc.pxi"
+include "_core_blocks.pxi"
 include "_core_boxes.pxi"
 include "_core_trace.pxi"
 include "_core_rules.pxi"

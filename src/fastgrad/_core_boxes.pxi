@@ -80,7 +80,10 @@ def new_box(value, trace, node):
 
 cdef object _box_type_of_subclass(object tp):
     """The box type of the nearest registered base of ``tp`` (e.g. a named tuple's tuple),
-    remembered for ``tp``; TypeError if there is none."""
+    remembered for ``tp``; TypeError if there is none, or if ``tp`` is an unregistered
+    ndarray subclass (its arithmetic may differ from ndarray's)."""
+    if issubclass(tp, _ndarray):
+        raise TypeError(_cannot_differentiate_type(tp))
     for base in tp.__mro__[1:]:
         if base in _box_types:
             _box_types[tp] = _box_types[base]
@@ -92,6 +95,11 @@ def _cannot_differentiate_type(tp):
     msg = "Can't differentiate w.r.t. type {}".format(tp)
     if issubclass(tp, int):
         msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
+    elif issubclass(tp, _ndarray):
+        msg += (
+            ": an ndarray subclass is not differentiated as an ndarray (its arithmetic may differ);"
+            " pass np.asarray(x), or register a box and a vector space for the subclass"
+        )
     return msg
 
 

@@ -1,6 +1,8 @@
 """Boxes: a value being traced, with its trace and the node that recorded it; and the
 operators of array-like boxes (pure engine; _core_boxes.pxi is the compiled one)."""
 
+from numpy import ndarray as _ndarray
+
 from ._core_seam import _bound
 
 
@@ -39,7 +41,10 @@ def new_box(value, trace, node):
 
 def _box_type_of_subclass(tp):
     """The box type of the nearest registered base of ``tp`` (e.g. a named tuple's tuple),
-    remembered for ``tp``; TypeError if there is none."""
+    remembered for ``tp``; TypeError if there is none, or if ``tp`` is an unregistered
+    ndarray subclass (its arithmetic may differ from ndarray's)."""
+    if issubclass(tp, _ndarray):
+        raise TypeError(_cannot_differentiate_type(tp))
     for base in tp.__mro__[1:]:
         if base in Box.type_mappings:
             Box.type_mappings[tp] = Box.type_mappings[base]
@@ -51,6 +56,15 @@ def _cannot_differentiate_type(tp):
     msg = "Can't differentiate w.r.t. type {}".format(tp)
     if issubclass(tp, int):
         msg += ": integers cannot be differentiated, pass floats instead (e.g. 1.0 or x.astype(float))"
+    elif issubclass(tp, _ndarray):
+        # An ndarray subclass may change what the operators mean (np.matrix's * is a matrix
+        # product, a masked array's reductions skip elements), so ndarray's rules would give
+        # wrong numbers: as autograd, such a subclass is differentiated only once a box type
+        # is registered for it.
+        msg += (
+            ": an ndarray subclass is not differentiated as an ndarray (its arithmetic may differ);"
+            " pass np.asarray(x), or register a box and a vector space for the subclass"
+        )
     return msg
 
 

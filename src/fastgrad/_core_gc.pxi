@@ -8,11 +8,24 @@ cdef extern from "Python.h":
 cdef Py_ssize_t _gc_pauses = 0     # differentiations in progress (all threads, nested included)
 cdef int _gc_was_enabled = 0       # the collector's state before the outermost one began
 
+cdef extern from *:
+    """
+    /* differentiations in progress in this thread (nested included): after a fork, the
+     * child's count of those in progress, since only the forking thread exists there */
+    #if defined(_MSC_VER)
+    static __declspec(thread) Py_ssize_t fg_thread_pauses = 0;
+    #else
+    static __thread Py_ssize_t fg_thread_pauses = 0;
+    #endif
+    """
+    Py_ssize_t fg_thread_pauses
+
 
 cdef extern from "_buffer_cache.h":
     void fg_cache_begin()
     void fg_cache_end()
     void fg_cache_release()
+    void fg_cache_after_fork()
     Py_ssize_t fg_cache_kept_count()
     size_t fg_cache_kept_total()
     Py_ssize_t fg_cache_user_count()
@@ -21,45 +34,63 @@ cdef extern from "_buffer_cache.h":
 
 def pause_gc():
     """Stop the cyclic collector until the matching resume_gc (counted, so nested and
-    concurrent differentiations restore it exactly once), and keep large freed array
-    buffers for reuse while any differentiation is in progress (_buffer_cache.h).  Atomic
-    under the GIL."""
-    global _gc_pauses, _gc_was_enabled
+    concurrent differentiations restore it exactly once), and keep the large array buffers
+    this thread frees for reuse while it is inside a differentiation (_buffer_cache.h).
+    Atomic under the GIL."""
+    global _gc_pauses, _gc_was_enabled, fg_thread_pauses
     if _gc_pauses == 0:
         _gc_was_enabled = PyGC_Disable()
-        fg_cache_begin()
     _gc_pauses += 1
+    if fg_thread_pauses == 0:
+        fg_cache_begin()
+    fg_thread_pauses += 1
 
 
 def resume_gc():
-    global _gc_pauses
-    if _gc_pauses > 0:
+    global _gc_pauses, fg_thread_pauses
+    if _gc_pauses > 0 and fg_thread_pauses > 0:
         _gc_pauses -= 1
-        if _gc_pauses == 0:
-            if _gc_was_enabled:
-                PyGC_Enable()
+        fg_thread_pauses -= 1
+        if _gc_pauses == 0 and _gc_was_enabled:
+            PyGC_Enable()
+        if fg_thread_pauses == 0:
             fg_cache_end()
 
 
+def _after_fork_in_child():
+    """The child of a fork has only the forking thread: the differentiations in progress are
+    that thread's own (the others' would never end, leaving the collector off for good)."""
+    global _gc_pauses
+    if _gc_pauses > fg_thread_pauses:
+        _gc_pauses = fg_thread_pauses
+        if _gc_pauses == 0 and _gc_was_enabled:
+            PyGC_Enable()
+    fg_cache_after_fork()
+
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def buffer_cache_begin():
-    """The pure engine's first differentiation in progress begins: keep large freed buffers
-    (it has no C of its own; the cache is an allocator, not part of the engine)."""
+    """The pure engine's thread enters its outermost differentiation: keep the large buffers
+    it frees (it has no C of its own; the cache is an allocator, not part of the engine)."""
     fg_cache_begin()
 
 
 def buffer_cache_end():
-    """The last one ends (an extra call does nothing)."""
+    """That thread leaves it (an extra call does nothing); after the last thread's, the kept
+    buffers are freed."""
     fg_cache_end()
 
 
 def buffer_cache_release():
-    """Free the buffers kept for the next gradient call (none while a call is in progress)."""
+    """Free the kept buffers (none while a call is in progress; none are kept between calls)."""
     fg_cache_release()
 
 
 def buffer_cache_state():
-    """(handler installed, users: 1 while differentiations are in progress, buffers kept,
-    bytes kept)."""
+    """(handler installed, threads inside a differentiation, buffers kept, bytes kept)."""
     return fg_cache_installed(), fg_cache_user_count(), fg_cache_kept_count(), fg_cache_kept_total()
 
 

@@ -6,8 +6,9 @@ prepared.  The backward pass counts each node's consumers, then visits the nodes
 output back to the roots, each once all its consumers are done: its rule pulls its
 cotangent back to its parents, where the contributions are summed.  The rest of the
 engine, in the order _core.pyx includes its mirror (_core_<name>.pxi): _core_seam (bind,
-Hooks), _core_gc (the collector's pause), _core_boxes, _core_trace (Primitive, Node,
-trace), _core_rules (registries, VJPRule), _core_sums (sums of cotangents), _core_forward.
+Hooks), _core_gc (the collector's pause), _core_blocks (open recompute blocks),
+_core_boxes, _core_trace (Primitive, Node, trace), _core_rules (registries, VJPRule),
+_core_sums (sums of cotangents), _core_forward.
 """
 
 import itertools
@@ -18,6 +19,7 @@ from numpy import float64, ndarray
 from ._core_seam import Hooks, bind, _bound, scalar_kernel_names  # noqa: F401
 from ._core_gc import GCPause, buffer_cache_begin, buffer_cache_end, buffer_cache_release  # noqa: F401
 from ._core_gc import buffer_cache_state, gc_pause_depth, pause_gc, resume_gc  # noqa: F401
+from ._core_blocks import RecomputeBlock, open_recompute_blocks, recompute_policies  # noqa: F401
 from ._core_boxes import ArithmeticBox, Box, getval, isbox, new_box, use_compiled_operators  # noqa: F401
 from ._core_trace import Node, NotracePrimitive, Primitive, notrace_primitives, register_notrace, toposort  # noqa: F401
 from ._core_trace import trace  # noqa: F401

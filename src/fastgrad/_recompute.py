@@ -26,12 +26,10 @@ on boxes of an outer trace (higher-order derivatives).
 
 import functools
 import sys
-import threading
 
 import numpy as np
 
 from ._engine import engine
-from ._hooks import HOOKS
 
 _MISSING = object()  # Replay.out of an output that is recomputed
 _NO_KWARGS = {}  # shared, never modified: rules are called with **kwargs
@@ -55,9 +53,6 @@ class _Policy:
         self.every, self.min_bytes, self.since_kept = every, min_bytes, 0
 
 
-_local = threading.local()  # .policies: this thread's open blocks, innermost last
-_lock = threading.Lock()
-_open_blocks = 0  # blocks open in all threads: the engines call record() while > 0
 _replayable = frozenset()  # the built-in primitives (see _collect_replayable)
 _seen_modules = -1
 
@@ -65,7 +60,8 @@ _seen_modules = -1
 def _collect_replayable():
     """Every Primitive defined by fastgrad.numpy and fastgrad.scipy (their public functions,
     operators and the helpers their rules use), except scipy.integrate's, which call the
-    user's function.  Collected again when new modules have been imported."""
+    user's function.  Collected again when new modules have been imported (two threads
+    doing it at once find the same set: no lock, which a fork could leave held)."""
     global _replayable, _seen_modules
     if len(sys.modules) == _seen_modules:
         return
@@ -97,7 +93,7 @@ def _kind(x, args, min_bytes):
 
 def record(node, ans, args, kwargs):
     """The Replay for a node just recorded, or None to keep its saved values as usual."""
-    policies = getattr(_local, "policies", None)
+    policies = engine.recompute_policies()
     if not policies or node.fun not in _replayable:
         return None
     for a in args:
@@ -181,7 +177,7 @@ def cotangents(node, g, memo):
 engine.bind(replayed_cotangents=cotangents)
 
 
-class recompute:
+class recompute(engine.RecomputeBlock):
     """A block (``with fastgrad.recompute():``, or a decorator) inside which gradients keep
     only one in every ``every`` large intermediate array and recompute the others during
     the backward pass: peak memory of n saved arrays drops to about n / every + every, for
@@ -215,26 +211,12 @@ class recompute:
             raise ValueError("recompute: min_bytes must be a non-negative int, got {!r}".format(min_bytes))
         self.every, self.min_bytes = every, min_bytes
 
-    def __enter__(self):
-        global _open_blocks
-        policies = getattr(_local, "policies", None)
-        if policies is None:
-            policies = _local.policies = []
-        with _lock:
-            _collect_replayable()
-            policies.append(_Policy(self.every, self.min_bytes))
-            _open_blocks += 1
-            HOOKS.record_replay = record
-        return self
+    def _new_policy(self):
+        """The policy of this block for this thread's graphs (RecomputeBlock.__enter__)."""
+        _collect_replayable()
+        return _Policy(self.every, self.min_bytes)
 
-    def __exit__(self, *exc_info):
-        global _open_blocks
-        with _lock:
-            _local.policies.pop()
-            _open_blocks -= 1
-            if _open_blocks == 0:
-                HOOKS.record_replay = None
-        return False
+    _record = staticmethod(record)
 
     def __call__(self, fun):
         @functools.wraps(fun)

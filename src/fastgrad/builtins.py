@@ -645,7 +645,15 @@ def _leaf_add_at(acc, idx, x):
         elements = _list(acc)
         elements[idx] = _leaf_mut_add(elements[idx], x)
         return _tuple(elements)
-    return _leaf_space(acc)._add_at(acc, idx, x)
+    space = _leaf_space(acc)
+    add_at = getattr(space, "_add_at", None)
+    if add_at is not None:
+        return add_at(acc, idx, x)
+    # a space with only autograd's public protocol (e.g. one a library registered for an
+    # ndarray subclass): add the value that is ``x`` at ``idx`` and zero elsewhere
+    spread = space.zeros()
+    spread[idx] = x
+    return space.mut_add(acc, spread)
 
 
 def _add_at_path(acc, path, x):

@@ -81,6 +81,10 @@ _output_space = check_output_space  # vspace(ans), or a TypeError naming the ret
 
 
 def _scalar_output_space(op, ans, title=None):
+    if isinstance(ans, (list, tuple, dict)):
+        # (autograd differentiates a one-element container as if it were independent of the
+        # input, giving zeros, and value_and_grad returned it with its boxes inside)
+        raise TypeError(_SCALAR_ONLY.format(title or op))
     vs = _output_space(op, ans)
     if vs.size != 1 or vs.iscomplex:
         raise TypeError(_SCALAR_ONLY.format(title or op))
