@@ -25,6 +25,36 @@ def _outside_any_trace(prim, box):
     )
 
 
+class Primitive:
+    """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
+
+    _ufunc = None  # the NumPy ufunc of a ufunc or operator primitive (NEP 13 dispatch), or None
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.__dict__.update(getattr(fun, "__dict__", {}))
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(self, attr, getattr(fun, attr, None))
+        self.__wrapped__ = fun
+
+    def __call__(self, *args, **kwargs):
+        """Call ``fun``; if an argument is a box, record the call (see _call_primitive)."""
+        return _call_primitive(self, args, kwargs, True)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self):
+        return "<fastgrad primitive {}>".format(self.__name__)
+
+
+class NotracePrimitive(Primitive):
+    """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*[getval(a) for a in args], **kwargs)
+
+
 _ndarray_array_ufunc = ndarray.__array_ufunc__
 
 
@@ -43,16 +73,6 @@ def _needs_ufunc_dispatch(args):
     else:
         return False
     return any(isinstance(a, Box) and getattr(type(a), "__array_ufunc__", None) is not None for a in args)
-
-
-def _can_box(value):
-    if type(value) in Box.type_mappings:
-        return True
-    try:
-        _box_type_of_subclass(type(value))
-    except TypeError:
-        return False
-    return True
 
 
 def _call_primitive(self, args, kwargs, dispatch):
@@ -100,34 +120,14 @@ def call_without_ufunc_dispatch(prim, *args, **kwargs):
     return _call_primitive(prim, args, kwargs, False)
 
 
-class Primitive:
-    """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
-
-    _ufunc = None  # the NumPy ufunc of a ufunc or operator primitive (NEP 13 dispatch), or None
-
-    def __init__(self, fun):
-        self.fun = fun
-        self.__dict__.update(getattr(fun, "__dict__", {}))
-        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-            setattr(self, attr, getattr(fun, attr, None))
-        self.__wrapped__ = fun
-
-    def __call__(self, *args, **kwargs):
-        """Call ``fun``; if an argument is a box, record the call (see _call_primitive)."""
-        return _call_primitive(self, args, kwargs, True)
-
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else types.MethodType(self, obj)
-
-    def __repr__(self):
-        return "<fastgrad primitive {}>".format(self.__name__)
-
-
-class NotracePrimitive(Primitive):
-    """A primitive that is never recorded: boxes are unwrapped and the raw function is called."""
-
-    def __call__(self, *args, **kwargs):
-        return self.fun(*[getval(a) for a in args], **kwargs)
+def _can_box(value):
+    if type(value) in Box.type_mappings:
+        return True
+    try:
+        _box_type_of_subclass(type(value))
+    except TypeError:
+        return False
+    return True
 
 
 def register_notrace(node_type, prim):
