@@ -25,6 +25,7 @@ cdef class Box:
 cdef class Primitive:
     cdef public object fun           # the raw function, called on plain values
     cdef public object _notrace_types  # frozenset of node types under which calls are not recorded, or None
+    cdef public object _ufunc        # the NumPy ufunc of a ufunc or operator primitive (NEP 13 dispatch), or None
     cdef fg_kernel1 kernel1          # C version of fun on one float64/float, or NULL (see _scalar_kernels.h)
     cdef fg_kernel2 kernel2          # C version of fun on two float64/float, or NULL
     cdef object kernel_fun           # the fun the kernel stands for: it applies only while fun is this

@@ -133,6 +133,7 @@ class Primitive:
 
     fun: Callable[..., Any]
     _notrace_types: Optional[frozenset[Any]]
+    _ufunc: Any
     __name__: str
     __qualname__: str
     __doc__: Optional[str]
@@ -143,6 +144,9 @@ class Primitive:
 
 class NotracePrimitive(Primitive):
     """A primitive that unboxes its arguments and is never recorded."""
+
+def call_without_ufunc_dispatch(prim: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a primitive as ArrayBox.__array_ufunc__ does (NotImplemented if unboxable)."""
 
 def register_notrace(node_type: type, prim: Any) -> None: ...
 def trace(start_node: Any, fun: Callable[[Any], Any], x: Any) -> Tuple[Any, Any]: ...

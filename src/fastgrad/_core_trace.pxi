@@ -30,6 +30,7 @@ cdef class Primitive:
     def __init__(self, fun):
         self.fun = fun
         self._notrace_types = None
+        self._ufunc = None
         for name, value in getattr(fun, "__dict__", {}).items():
             setattr(self, name, value)
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
@@ -54,10 +55,52 @@ cdef class NotracePrimitive(Primitive):
         return _call_notrace(self, fg_tuple_items(args), len(args), <PyObject*>kwargs if kwargs else NULL)
 
 
+cdef object _ndarray_array_ufunc = ndarray.__array_ufunc__
+
+
+cdef bint _needs_ufunc_dispatch(PyObject** argv, Py_ssize_t n):
+    """Whether a ufunc primitive's call belongs to NumPy's dispatch (NEP 13), as in autograd:
+    an argument that is not a box overrides ``__array_ufunc__`` (an xarray DataArray, say)
+    and a box is array-like, so the other operand gets its turn.  Arguments of the common
+    types are passed over by pointer comparisons."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        a = <object>argv[i]
+        tp = type(a)
+        if tp is float or tp is _ndarray or tp is _float64 or tp is int or a is None or _is_box(a):
+            continue
+        f = getattr(tp, "__array_ufunc__", None)
+        if f is not None and f is not _ndarray_array_ufunc:
+            break
+    else:
+        return False
+    for i in range(n):
+        a = <object>argv[i]
+        if _is_box(a) and getattr(type(a), "__array_ufunc__", None) is not None:
+            return True
+    return False
+
+
 cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
     """Call ``self`` on the ``n`` arguments at ``argv`` (and the keyword dict ``kw``, or NULL),
     recording a node if any argument is a box: the innermost trace's boxes are unboxed and
     become the node's parents."""
+    return _call_primitive_impl(self, argv, n, kw, True)
+
+
+def call_without_ufunc_dispatch(prim, *args, **kwargs):
+    """Call the primitive ``prim`` as ``ArrayBox.__array_ufunc__`` does, from NumPy's
+    dispatch: not handing the call back to it, and giving NotImplemented (so NumPy tries the
+    next operand's ``__array_ufunc__``) when the output cannot be boxed."""
+    if type(prim) is not Primitive:
+        return prim(*args, **kwargs)
+    return _call_primitive_impl(<Primitive>prim, fg_tuple_items(args), len(args),
+                                <PyObject*>kwargs if kwargs else NULL, False)
+
+
+cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw,
+                                 bint dispatch):
+    """_call_primitive; ``dispatch`` false: from ufunc dispatch (call_without_ufunc_dispatch)."""
     cdef Py_ssize_t i, j, count = 0
     cdef long long top = -1, t
     cdef object a, node_type = None
@@ -73,6 +116,8 @@ cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObj
                 raise _outside_any_trace(self, a)
     if top < 0:
         return _call_raw(self, argv, n, kw)
+    if self._ufunc is not None and dispatch and _needs_ufunc_dispatch(argv, n):
+        return PyObject_Call(self._ufunc, _tuple_of(argv, n), kw)
 
     # Unbox the arguments of the innermost trace; note whether any box is left.  One
     # parent is kept as the node itself, more in a tuple.  The unboxed values go into a
@@ -115,11 +160,18 @@ cdef object _call_primitive(Primitive self, PyObject** argv, Py_ssize_t n, PyObj
 
     argnums = _argnums_of(argv, n, top, mask)
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
-        ans = PyObject_Call(self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple, kw)
+        if dispatch:
+            ans = PyObject_Call(self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple, kw)
+        else:
+            ans = _call_primitive_impl(self, vals, n, kw, False)
+            if ans is NotImplemented:
+                return ans
     else:
         ans = _call_raw(self, vals, n, kw)
     if self._notrace_types is not None and node_type in self._notrace_types:
         return ans
+    if not dispatch and not _can_box(ans):
+        return NotImplemented
     kwargs = <object>kw if kw is not NULL else None
     if node_type is VJPNode:
         node = _vjp_node(ans, self, vals, n, kwargs, argnums, parents, count)
@@ -140,6 +192,16 @@ cdef inline object _call_raw(Primitive self, PyObject** argv, Py_ssize_t n, PyOb
                 return ans
         return PyObject_Vectorcall(self.fun, argv, n, NULL)
     return PyObject_Call(self.fun, _tuple_of(argv, n), kw)
+
+
+cdef bint _can_box(object value):
+    if type(value) in _box_types:
+        return True
+    try:
+        _box_type_of_subclass(type(value))
+    except TypeError:
+        return False
+    return True
 
 
 cdef tuple _tuple_of(PyObject** argv, Py_ssize_t n):

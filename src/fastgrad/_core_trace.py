@@ -5,7 +5,9 @@ import itertools
 import types
 import warnings
 
-from ._core_boxes import _NO_TRACE, Box, getval, new_box
+from numpy import float64, ndarray
+
+from ._core_boxes import _NO_TRACE, Box, _box_type_of_subclass, getval, new_box
 
 notrace_primitives = {}  # node type -> set of primitives that are not recorded under it
 
@@ -26,6 +28,8 @@ def _outside_any_trace(prim, box):
 class Primitive:
     """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
 
+    _ufunc = None  # the NumPy ufunc of a ufunc or operator primitive (NEP 13 dispatch), or None
+
     def __init__(self, fun):
         self.fun = fun
         self.__dict__.update(getattr(fun, "__dict__", {}))
@@ -34,28 +38,8 @@ class Primitive:
         self.__wrapped__ = fun
 
     def __call__(self, *args, **kwargs):
-        """Call ``fun``; if an argument is a box, record the call: the boxes of the innermost
-        trace are unboxed, become the node's parents, and the output is boxed."""
-        top, node_type = -1, None
-        for a in args:
-            if isinstance(a, Box):
-                if a._trace > top:
-                    top, node_type = a._trace, type(a._node)
-                elif a._trace == _NO_TRACE:
-                    raise _outside_any_trace(self, a)
-        if top < 0:
-            return self.fun(*args, **kwargs)
-        argvals, argnums, parents = list(args), [], []
-        for i, a in enumerate(args):
-            if isinstance(a, Box) and a._trace == top:
-                argvals[i] = a._value
-                argnums.append(i)
-                parents.append(a._node)
-        ans = self(*argvals, **kwargs)  # values may be boxes of outer traces: dispatch again
-        if self in notrace_primitives.get(node_type, ()):
-            return ans
-        node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
-        return new_box(ans, top, node)
+        """Call ``fun``; if an argument is a box, record the call (see _call_primitive)."""
+        return _call_primitive(self, args, kwargs, True)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else types.MethodType(self, obj)
@@ -69,6 +53,81 @@ class NotracePrimitive(Primitive):
 
     def __call__(self, *args, **kwargs):
         return self.fun(*[getval(a) for a in args], **kwargs)
+
+
+_ndarray_array_ufunc = ndarray.__array_ufunc__
+
+
+def _needs_ufunc_dispatch(args):
+    """Whether a ufunc primitive's call belongs to NumPy's dispatch (NEP 13), as in autograd:
+    an argument that is not a box overrides ``__array_ufunc__`` (an xarray DataArray, say)
+    and a box is array-like, so the other operand gets its turn.  Arguments of the common
+    types are passed over by identity tests."""
+    for a in args:
+        tp = type(a)
+        if tp is float or tp is ndarray or tp is float64 or tp is int or a is None or isinstance(a, Box):
+            continue
+        f = getattr(tp, "__array_ufunc__", None)
+        if f is not None and f is not _ndarray_array_ufunc:
+            break
+    else:
+        return False
+    return any(isinstance(a, Box) and getattr(type(a), "__array_ufunc__", None) is not None for a in args)
+
+
+def _call_primitive(self, args, kwargs, dispatch):
+    """Call ``self``, recording a node if any argument is a box: the boxes of the innermost
+    trace are unboxed, become the node's parents, and the output is boxed.  ``dispatch``
+    false: from ufunc dispatch (call_without_ufunc_dispatch)."""
+    top, node_type = -1, None
+    for a in args:
+        if isinstance(a, Box):
+            if a._trace > top:
+                top, node_type = a._trace, type(a._node)
+            elif a._trace == _NO_TRACE:
+                raise _outside_any_trace(self, a)
+    if top < 0:
+        return self.fun(*args, **kwargs)
+    if self._ufunc is not None and dispatch and _needs_ufunc_dispatch(args):
+        return self._ufunc(*args, **kwargs)
+    argvals, argnums, parents = list(args), [], []
+    for i, a in enumerate(args):
+        if isinstance(a, Box) and a._trace == top:
+            argvals[i] = a._value
+            argnums.append(i)
+            parents.append(a._node)
+    # values may be boxes of outer traces: dispatch again
+    if dispatch:
+        ans = self(*argvals, **kwargs)
+    else:
+        ans = _call_primitive(self, argvals, kwargs, False)
+        if ans is NotImplemented:
+            return ans
+    if self in notrace_primitives.get(node_type, ()):
+        return ans
+    if not dispatch and not _can_box(ans):
+        return NotImplemented
+    node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
+    return new_box(ans, top, node)
+
+
+def call_without_ufunc_dispatch(prim, *args, **kwargs):
+    """Call the primitive ``prim`` as ``ArrayBox.__array_ufunc__`` does, from NumPy's
+    dispatch: not handing the call back to it, and giving NotImplemented (so NumPy tries the
+    next operand's ``__array_ufunc__``) when the output cannot be boxed."""
+    if type(prim) is not Primitive:
+        return prim(*args, **kwargs)
+    return _call_primitive(prim, args, kwargs, False)
+
+
+def _can_box(value):
+    if type(value) in Box.type_mappings:
+        return True
+    try:
+        _box_type_of_subclass(type(value))
+    except TypeError:
+        return False
+    return True
 
 
 def register_notrace(node_type, prim):

@@ -46,6 +46,7 @@ _floor_divide, _divmod = anp.floor_divide, anp.divmod
 _equal, _not_equal = anp.equal, anp.not_equal
 _less, _less_equal, _greater, _greater_equal = anp.less, anp.less_equal, anp.greater, anp.greater_equal
 _ufunc_wrappers = anp.ufunc_wrappers
+_undispatched = _engine.call_without_ufunc_dispatch
 _add_op, _subtract_op, _multiply_op = anp.add_op, anp.subtract_op, anp.multiply_op
 _true_divide_op, _power_op, _remainder_op = anp.true_divide_op, anp.power_op, anp.remainder_op
 _matmul_op, _negative_op = anp.matmul_op, anp.negative_op
@@ -122,9 +123,10 @@ class ArrayBox(_engine.ArithmeticBox):
     def __len__(self):
         return len(self._value)
 
-    def __iter__(self):
-        for i in range(len(self._value)):
-            yield _getitem(self, i)
+    # No __iter__: iteration goes through __getitem__ until IndexError, as for autograd's
+    # boxes, so a box is not an abc.Iterable.  pandas then takes one for a scalar and fails
+    # loudly when it builds a Series of it, instead of iterating it into floats (a silently
+    # detached result) after x * pd.Series(...).
 
     def __bool__(self):
         return bool(self._value)
@@ -174,8 +176,12 @@ class ArrayBox(_engine.ArithmeticBox):
 
     # ---- NumPy protocols ------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # From NumPy's dispatch (NEP 13): the primitive must not hand the call back to it,
+        # and gives NotImplemented when its output cannot be boxed (a DataArray operand:
+        # NumPy then lets that operand's __array_ufunc__ apply the ufunc to its data).
         if method == "__call__" and not kwargs and len(inputs) == 2:
             # ndarray <op> box or NumPy scalar <op> box: the operator primitive applies
+            # (no operand overrides __array_ufunc__, so it never dispatches)
             op = _UFUNC_OPERATORS.get(ufunc)
             if op is not None:
                 ta, tb = type(inputs[0]), type(inputs[1])
@@ -184,7 +190,7 @@ class ArrayBox(_engine.ArithmeticBox):
         if method == "__call__" and "out" not in kwargs:
             wrapper = _ufunc_wrappers.get(ufunc)
             if wrapper is not None:
-                return wrapper(*inputs, **kwargs)
+                return _undispatched(wrapper, *inputs, **kwargs)
         raise TypeError(
             "numpy.{}{} cannot be applied to a traced value{}: fastgrad routes only plain "
             "ufunc calls without out= (use fastgrad.numpy functions instead)".format(

@@ -107,6 +107,7 @@ def _operator_primitive(op, ufunc):
     p = primitive(op)
     p.__name__ = p.__qualname__ = ufunc.__name__
     p.__doc__ = ufunc.__doc__
+    p._ufunc = ufunc  # a duck-array operand (xarray) gets the call through NEP 13 dispatch
     return p
 
 
@@ -808,6 +809,7 @@ def wrap_numpy_object(name, obj):
                 new = primitive(obj)
             if _isinstance(obj, _np.ufunc):
                 ufunc_wrappers[obj] = new
+                new._ufunc = obj  # a duck-array operand (xarray) gets the call through NEP 13 dispatch
                 for attr in _UFUNC_ATTRS:
                     try:
                         setattr(new, attr, getattr(obj, attr))
