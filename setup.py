@@ -11,11 +11,14 @@ Three builds, chosen by environment variables:
                                 The value is passed to -fsanitize= (e.g. "address,undefined").
 """
 
+import hashlib
+import json
 import os
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("FASTGRAD_DEBUG_BUILD", "") not in ("", "0")
 SANITIZE = os.environ.get("FASTGRAD_SANITIZE", "")
@@ -75,14 +78,42 @@ engine = cythonize(
 # .py stays the source; without a compiler it is simply imported as Python.
 # They keep Python's semantics exactly: negative indices and bounds checks stay on.
 python_directives = {"language_level": 3, "linetrace": TRACE, "profile": TRACE}
+# (not differential_operators: Cython would keep its annotations as strings)
+PLAIN_MODULES = ["fastgrad.numpy.numpy_vjps", "fastgrad.builtins", "fastgrad.core", "fastgrad.wrap_util"]
+
+
+def plain_source(module):
+    return "src/" + module.replace(".", "/") + ".py"
+
+
 compiled_python = cythonize(
     # numpy_vjps.c is 135k lines: with -g1 its checked builds compile in 1.5 instead of 5 min
-    [
-        extension(module, "src/" + module.replace(".", "/") + ".py", ["-O2"], debug_info="-g1")
-        # (not differential_operators: Cython would keep its annotations as strings)
-        for module in ["fastgrad.numpy.numpy_vjps", "fastgrad.builtins", "fastgrad.core", "fastgrad.wrap_util"]
-    ],
+    [extension(module, plain_source(module), ["-O2"], debug_info="-g1") for module in PLAIN_MODULES],
     compiler_directives=python_directives,
 )
 
-setup(ext_modules=engine + compiled_python)
+
+class build_ext_recording_sources(build_ext):
+    """build_ext that also writes fastgrad/_compiled_sources.json beside the built modules:
+    the SHA-256 of each plain module's .py it compiled, which importing fastgrad compares
+    with the .py beside the extension (fastgrad/_stale.py: an edited .py whose old build
+    would otherwise win fails loudly)."""
+
+    def run(self):
+        super().run()
+        hashes = {}
+        for module in PLAIN_MODULES:
+            with open(plain_source(module), "rb") as f:
+                hashes[module] = hashlib.sha256(f.read()).hexdigest()
+        os.makedirs(os.path.dirname(self._manifest_path()), exist_ok=True)
+        with open(self._manifest_path(), "w") as f:
+            json.dump(hashes, f, indent=1, sort_keys=True)
+
+    def _manifest_path(self):
+        return os.path.join(os.path.dirname(self.get_ext_fullpath("fastgrad._core")), "_compiled_sources.json")
+
+    def get_outputs(self):
+        return super().get_outputs() + [self._manifest_path()]
+
+
+setup(ext_modules=engine + compiled_python, cmdclass={"build_ext": build_ext_recording_sources})

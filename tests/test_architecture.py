@@ -159,7 +159,16 @@ def test_the_engine_imports_nothing_above_it():
         for line in path.read_text().splitlines():
             words = line.split()
             if words[:1] in (["import"], ["cimport"]) or words[:1] == ["from"] and "import" in words[2:3]:
-                assert words[1].split(".")[0] in {"cython", "cpython", "libc", "numpy", "os", "threading", "types", "warnings"}, line
+                assert words[1].split(".")[0] in {
+                    "cython",
+                    "cpython",
+                    "libc",
+                    "numpy",
+                    "os",
+                    "threading",
+                    "types",
+                    "warnings",
+                }, line
 
 
 # ---- no module patches another, no import cycle ----------------------------------------------

@@ -804,6 +804,36 @@ def test_keyboard_interrupt_at_every_moment_of_a_recompute_block_leaves_it_close
 
 
 @needs_plain_build
+@pytest.mark.parametrize("enable", [True, False])
+def test_keyboard_interrupt_at_every_moment_of_set_debug_keeps_the_mode_and_the_hook_together(enable):
+    from fastgrad._hooks import HOOKS
+
+    started = threading.Event()
+
+    def run():
+        started.set()
+        try:
+            fastgrad.set_debug(enable)
+        finally:
+            started.clear()
+
+    try:
+        for k in range(1, 2000):
+            fastgrad.set_debug(not enable)
+            where = []
+            outcome = _interrupt_at(run, started, k, where)
+            hook_set = HOOKS.debug is not None
+            mode = fastgrad.set_debug(False)  # (returns the mode it was in)
+            assert mode == hook_set, "debug mode and its hook differ after an interrupt at " + str(where)
+            if outcome == "finished":
+                assert mode == enable
+                break
+        assert k > 2, k
+    finally:
+        fastgrad.set_debug(False)
+
+
+@needs_plain_build
 def test_keyboard_interrupt_at_every_moment_of_the_backward_pass_of_a_kept_graph():
     n = 12
     x = onp.array([0.1, 0.7, -0.4])

@@ -12,6 +12,7 @@
 """
 
 import warnings
+import zlib
 
 import numpy as onp
 import pytest
@@ -311,7 +312,9 @@ def _params(cases, want_ref=False):
 
 
 def _args(case, kind):
-    return case.args(make(kind, abs(hash(case.name)) % 1000))
+    # a seed per case that is the same in every process (str's hash() is salted per process,
+    # which made the inputs, and a badly conditioned one now and then, differ run to run)
+    return case.args(make(kind, zlib.crc32(case.name.encode()) % 1000))
 
 
 @pytest.mark.parametrize("case,kind", _params(L_CASES))

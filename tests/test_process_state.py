@@ -140,6 +140,37 @@ def test_fork_inside_this_threads_gradient_call():
     assert list(g) == [2.0, 4.0] and gc.isenabled()
 
 
+def test_fork_keeps_debug_mode_kept_graphs_and_fresh_trace_ids():
+    from fastgrad._hooks import HOOKS
+    from fastgrad.tracer import trace_stack
+
+    x = onp.array([0.3, -1.2, 2.0])
+    vjp, value = fastgrad.make_vjp(lambda x: np.sin(x) * x)(x)
+    with trace_stack.new_trace() as parent_id:
+        pass
+    previous = fastgrad.set_debug(True)
+    try:
+
+        def check():
+            failures = []
+            if HOOKS.debug is None:
+                failures.append("debug mode is off in the child")
+            g = vjp(onp.ones(3))  # the parent's kept graph, pulled back in the child
+            if not onp.allclose(g, onp.cos(x) * x + onp.sin(x), rtol=1e-12):
+                failures.append("a wrong gradient from the kept graph")
+            with trace_stack.new_trace() as child_id:
+                if child_id <= parent_id:
+                    failures.append("a trace id was reused")
+            if fastgrad.set_debug(False) is not True or HOOKS.debug is not None:
+                failures.append("set_debug does not switch debug mode off in the child")
+            return failures + _state_in_child()
+
+        _in_child(check)
+    finally:
+        fastgrad.set_debug(previous)
+    onp.testing.assert_allclose(vjp(onp.ones(3)), onp.cos(x) * x + onp.sin(x), rtol=1e-12)
+
+
 @pytest.mark.skipif(not _cache_built(), reason="the buffer cache is C code of fastgrad._core, not built here")
 def test_another_threads_gradient_does_not_keep_this_threads_buffers():
     fastgrad.grad(lambda x: np.sum(x * x))(onp.ones(3))  # (this thread's context uses the handler)

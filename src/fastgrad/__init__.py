@@ -41,8 +41,11 @@ from ._recompute import recompute as recompute
 from ._drop_in import install_as_autograd as install_as_autograd
 from .builtins import dict as dict, isinstance as isinstance, list as list, tuple as tuple, type as type
 from .core import primitive as primitive
+from ._stale import check_compiled_sources as _check_compiled_sources
 
 __version__ = "0.1.0"
+
+_check_compiled_sources()  # (an edited .py beside its old compiled build: ImportError)
 
 if _engine._flag("FASTGRAD_DEBUG"):
     set_debug(True)

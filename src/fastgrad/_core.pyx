@@ -160,9 +160,10 @@ cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, ob
             _set_args(node, NULL, n, (None,) * n)
     else:
         _set_args(node, argv, n, None)
-    # (each switch is read once: nothing else runs between its test and its use)
-    if _hooks.debug is not None:
-        _hooks.debug.recorded(node)
+    # (each switch is read once, into a local: another thread may change it at any call)
+    debug = _hooks.debug
+    if debug is not None:
+        debug.recorded(node)
     elif _hooks.record_replay is not None:   # in a recompute block: a replay instead of saved values
         _attach_replay(node, _hooks.record_replay, ans, argv, n, kwargs)
     return node

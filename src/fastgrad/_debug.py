@@ -89,9 +89,12 @@ def set_debug(enabled: bool = True) -> bool:
     >>> fastgrad.set_debug(previous)
     True
     """
+    enabled = bool(enabled)
+    checks = _Checks() if enabled else None
+    # (no call between the two stores: a Ctrl-C cannot leave the state and the hook apart)
     previous = _state[0]
-    _state[0] = bool(enabled)
-    HOOKS.debug = _Checks() if enabled else None
+    _state[0] = enabled
+    HOOKS.debug = checks
     return previous
 
 
