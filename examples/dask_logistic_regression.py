@@ -130,13 +130,17 @@ def main(
                 f"dataset {n_rows} x {n_features}: {data_bytes / 2**30:.2f} GiB ({ratio:.1f}x one worker's limit) on {where}"
             )
         X, y = make_data(n_rows, n_features, chunk_rows)
+        # gallery-start
         loss_and_grad = fastgrad.value_and_grad(loss)
+        # gallery-end
         w = onp.zeros(n_features)
         losses, check = [], None
         start = time.perf_counter()
         for i in range(num_iters):
             dw = da.from_array(w)
+            # gallery-start
             value, g = loss_and_grad(dw, X, y)  # lazy: a Dask graph, nothing computed yet
+            # gallery-end
             if i == 0:  # the first step also computes the hand-written gradient (same data pass)
                 value, g, g_hand = dask.compute(value, g, hand_written_gradient(dw, X, y))
                 check = float(onp.max(onp.abs(g - g_hand)) / onp.max(onp.abs(g_hand)))

@@ -25,8 +25,7 @@ def _load_gen_gallery():
 
 gen_gallery = _load_gen_gallery()
 PAGE = (REPO / "docs" / "examples.md").read_text(encoding="utf-8")
-# the dask_ examples start a cluster and need the dask extra: not in the gallery
-EXAMPLES = sorted(p.stem for p in (REPO / "examples").glob("*.py") if not p.stem.startswith(("_", "dask_")))
+EXAMPLES = sorted(p.stem for p in (REPO / "examples").glob("*.py") if not p.stem.startswith("_"))
 
 
 def test_the_gallery_has_every_example():
