@@ -71,6 +71,13 @@ def _state_in_child():
         failures.append("a wrong gradient in the child")
     if not gc.isenabled() or engine.buffer_cache_state()[1:] != (0, 0, 0):
         failures.append("the child's gradient left state behind")
+    # a recompute block of the child's own (its set of replayable primitives, its policy)
+    with fastgrad.recompute(every=2, min_bytes=0):
+        g2 = fastgrad.grad(lambda x: np.sum(np.tanh(np.sin(x) * x)))(x)
+    if not onp.allclose(g2, (1 - onp.tanh(onp.sin(x) * x) ** 2) * (onp.cos(x) * x + onp.sin(x)), rtol=1e-12):
+        failures.append("a wrong gradient in a recompute block in the child")
+    if engine.open_recompute_blocks() != 0 or engine.recompute_policies():
+        failures.append("the child's recompute block was left open")
     return failures
 
 
