@@ -834,6 +834,40 @@ def test_keyboard_interrupt_at_every_moment_of_set_debug_keeps_the_mode_and_the_
 
 
 @needs_plain_build
+def test_keyboard_interrupt_at_every_moment_of_defvjp_leaves_the_old_rule_or_the_new_one():
+    # a registry entry is replaced whole: never a rule for one argument new and one old
+    @primitive
+    def scaled(x, a):
+        return x * a
+
+    def old_rules():
+        defvjp(scaled, lambda ans, x, a: lambda g: g * a, lambda ans, x, a: lambda g: g * x)
+
+    def new_rules():
+        defvjp(scaled, lambda ans, x, a: lambda g: 2.0 * g * a, lambda ans, x, a: lambda g: 2.0 * g * x)
+
+    started = threading.Event()
+
+    def run():
+        started.set()
+        try:
+            new_rules()
+        finally:
+            started.clear()
+
+    for k in range(1, 2000):
+        old_rules()
+        where = []
+        outcome = _interrupt_at(run, started, k, where)
+        got = fastgrad.grad(lambda x, a: scaled(x, a), argnum=(0, 1))(3.0, 5.0)
+        assert got in [(5.0, 3.0), (10.0, 6.0)], "a rule half replaced after an interrupt at " + str(where)
+        if outcome == "finished":
+            assert got == (10.0, 6.0)
+            break
+    assert k > 2, k
+
+
+@needs_plain_build
 def test_keyboard_interrupt_at_every_moment_of_the_backward_pass_of_a_kept_graph():
     n = 12
     x = onp.array([0.1, 0.7, -0.4])

@@ -147,6 +147,22 @@ def test_fork_inside_this_threads_gradient_call():
     assert list(g) == [2.0, 4.0] and gc.isenabled()
 
 
+def test_fork_keeps_the_rules_registered_before_it():
+    from fastgrad.extend import defvjp, primitive
+
+    @primitive
+    def cube(x):
+        return x**3
+
+    defvjp(cube, lambda ans, x: lambda g: g * 3.0 * x**2)
+
+    def check():
+        ok = fastgrad.grad(cube)(2.0) == 12.0
+        return [] if ok else ["the parent's rule is not used in the child"]
+
+    _in_child(check)
+
+
 def test_fork_keeps_debug_mode_kept_graphs_and_fresh_trace_ids():
     from fastgrad._hooks import HOOKS
     from fastgrad.tracer import trace_stack
