@@ -58,18 +58,24 @@ cdef class NotracePrimitive(Primitive):
 cdef object _ndarray_array_ufunc = ndarray.__array_ufunc__
 
 
+cdef inline bint _is_common(object a):
+    """``a`` is of a type that never overrides ``__array_ufunc__`` (pointer comparisons)."""
+    tp = type(a)
+    return tp is float or tp is _ndarray or tp is _float64 or tp is int or a is None
+
+
 cdef bint _needs_ufunc_dispatch(PyObject** argv, Py_ssize_t n):
     """Whether a ufunc primitive's call belongs to NumPy's dispatch (NEP 13), as in autograd:
     an argument that is not a box overrides ``__array_ufunc__`` (an xarray DataArray, say)
-    and a box is array-like, so the other operand gets its turn.  Arguments of the common
-    types are passed over by pointer comparisons."""
+    and a box is array-like, so the other operand gets its turn.  Called only when the box
+    scan of _call_primitive_impl saw an argument of an uncommon type (_is_common), which
+    this check passes over too."""
     cdef Py_ssize_t i
     for i in range(n):
         a = <object>argv[i]
-        tp = type(a)
-        if tp is float or tp is _ndarray or tp is _float64 or tp is int or a is None or _is_box(a):
+        if _is_common(a) or _is_box(a):
             continue
-        f = getattr(tp, "__array_ufunc__", None)
+        f = getattr(type(a), "__array_ufunc__", None)
         if f is not None and f is not _ndarray_array_ufunc:
             break
     else:
@@ -104,6 +110,7 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
     cdef Py_ssize_t i, j, count = 0
     cdef long long top = -1, t
     cdef object a, node_type = None
+    cdef bint uncommon = False     # an argument that is neither a box nor of a common type
     for i in range(n):
         a = <object>argv[i]
         if _is_box(a):
@@ -114,9 +121,11 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
                 count += 1
             elif t == _NO_TRACE:
                 raise _outside_any_trace(self, a)
+        elif not uncommon and not _is_common(a):
+            uncommon = True
     if top < 0:
         return _call_raw(self, argv, n, kw)
-    if self._ufunc is not None and dispatch and _needs_ufunc_dispatch(argv, n):
+    if uncommon and self._ufunc is not None and dispatch and _needs_ufunc_dispatch(argv, n):
         return PyObject_Call(self._ufunc, _tuple_of(argv, n), kw)
 
     # Unbox the arguments of the innermost trace; note whether any box is left.  One

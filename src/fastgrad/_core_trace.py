@@ -58,16 +58,22 @@ class NotracePrimitive(Primitive):
 _ndarray_array_ufunc = ndarray.__array_ufunc__
 
 
+def _is_common(a):
+    """``a`` is of a type that never overrides ``__array_ufunc__`` (identity tests)."""
+    tp = type(a)
+    return tp is float or tp is ndarray or tp is float64 or tp is int or a is None
+
+
 def _needs_ufunc_dispatch(args):
     """Whether a ufunc primitive's call belongs to NumPy's dispatch (NEP 13), as in autograd:
     an argument that is not a box overrides ``__array_ufunc__`` (an xarray DataArray, say)
-    and a box is array-like, so the other operand gets its turn.  Arguments of the common
-    types are passed over by identity tests."""
+    and a box is array-like, so the other operand gets its turn.  Called only when the box
+    scan of _call_primitive saw an argument of an uncommon type (_is_common), which this
+    check passes over too."""
     for a in args:
-        tp = type(a)
-        if tp is float or tp is ndarray or tp is float64 or tp is int or a is None or isinstance(a, Box):
+        if _is_common(a) or isinstance(a, Box):
             continue
-        f = getattr(tp, "__array_ufunc__", None)
+        f = getattr(type(a), "__array_ufunc__", None)
         if f is not None and f is not _ndarray_array_ufunc:
             break
     else:
@@ -79,16 +85,18 @@ def _call_primitive(self, args, kwargs, dispatch):
     """Call ``self``, recording a node if any argument is a box: the boxes of the innermost
     trace are unboxed, become the node's parents, and the output is boxed.  ``dispatch``
     false: from ufunc dispatch (call_without_ufunc_dispatch)."""
-    top, node_type = -1, None
+    top, node_type, uncommon = -1, None, False
     for a in args:
         if isinstance(a, Box):
             if a._trace > top:
                 top, node_type = a._trace, type(a._node)
             elif a._trace == _NO_TRACE:
                 raise _outside_any_trace(self, a)
+        elif not uncommon and not _is_common(a):
+            uncommon = True  # (only then can another operand override __array_ufunc__)
     if top < 0:
         return self.fun(*args, **kwargs)
-    if self._ufunc is not None and dispatch and _needs_ufunc_dispatch(args):
+    if uncommon and self._ufunc is not None and dispatch and _needs_ufunc_dispatch(args):
         return self._ufunc(*args, **kwargs)
     argvals, argnums, parents = list(args), [], []
     for i, a in enumerate(args):
