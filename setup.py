@@ -79,7 +79,15 @@ engine = cythonize(
 # They keep Python's semantics exactly: negative indices and bounds checks stay on.
 python_directives = {"language_level": 3, "linetrace": TRACE, "profile": TRACE}
 # (not differential_operators: Cython would keep its annotations as strings)
-PLAIN_MODULES = ["fastgrad.numpy.numpy_vjps", "fastgrad.builtins", "fastgrad.core", "fastgrad.wrap_util"]
+PLAIN_MODULES = [
+    "fastgrad.builtins",
+    "fastgrad.core",
+    "fastgrad.wrap_util",
+    "fastgrad.numpy._shapes",  # unbroadcast, fit: called by most rules
+    "fastgrad.numpy._registration",  # the wrappers of the elementwise rules
+    "fastgrad.numpy._elementwise",
+    "fastgrad.numpy.numpy_vjps",
+]
 
 
 def plain_source(module):

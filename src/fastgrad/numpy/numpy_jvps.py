@@ -23,6 +23,7 @@ from ..core import def_linear, defjvp, defjvp_argnums, sparse_add
 from ..tracer import getval
 from . import numpy_wrapper as anp
 from . import numpy_vjps as V
+from ._shapes import fit
 from .numpy_vjps import (
     _meta,
     _shape,
@@ -38,12 +39,7 @@ from .numpy_vjps import (
     _where_count,
     _ddof,
     _reduced_size,
-    _nonzero_or_one,
-    _balanced_weight,
     _maxmin_weights,
-    _power_deriv_base,
-    _log_base,
-    _copysign_factor,
     _others_product,
     _cumprod_jvp_core,
     _order_stat_jvp,
@@ -54,7 +50,6 @@ from .numpy_vjps import (
     pad_linear_kwargs,
     jvp_from_impl,
     IMPLS,
-    UNARY_RULES,
     _var_impl,
     _std_impl,
 )
@@ -65,135 +60,6 @@ _where, _getitem, _astype = anp.where3, anp.getitem, anp.astype_method
 _real, _imag, _conj, _sign, _floor, _trunc = anp.real, anp.imag, anp.conjugate, anp.sign, anp.floor, anp.trunc
 _exp, _cumsum, _mean, _sqrt = anp.exp, anp.cumsum, anp.mean, anp.sqrt
 _concat = anp.concatenate_args
-
-
-def fit(t, ans):
-    """The tangent ``t`` in the space of ``ans``: broadcast to its shape, cast to its dtype."""
-    if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
-        return t
-    tshape, tdtype = _meta(t)
-    ashape, adtype = _meta(ans)
-    if tshape != ashape:
-        t = _broadcast_to(t, ashape)
-    if tdtype != adtype and adtype.kind in "fc":
-        if tdtype.kind == "c" and adtype.kind != "c":
-            t = _real(t)
-            tdtype = _meta(t)[1]
-        if tdtype != adtype:
-            t = _astype(t, adtype)
-    return t
-
-
-def _defjvp(fun, *rules):
-    """Register ``rules`` for ``fun`` and for the box-operator primitive of the same ufunc."""
-    defjvp(fun, *rules)
-    op = anp.OPERATOR_PRIMITIVES.get(fun.fun)
-    if op is not None:
-        defjvp(op, *rules)
-
-
-# ---------------------------------------------------------------------------------------
-# Elementwise unary functions: g * f'(x), the reverse rule itself
-
-for _f, _rule in UNARY_RULES.items():
-    _defjvp(_f, _rule)
-
-
-def _abs_jvp(g, ans, x, *args, **kwargs):
-    if _is_complex(x):
-        return _real(_conj(x) * g) / _nonzero_or_one(ans)
-    return g * _sign(x)
-
-
-_defjvp(anp.absolute, _abs_jvp)
-_defjvp(anp.fabs, _abs_jvp)
-_defjvp(anp.real, "same")
-_defjvp(anp.imag, "same")
-_defjvp(anp.conjugate, "same")
-
-
-def _angle_jvp(g, ans, z, deg=False):
-    # d angle = Im(dz / z), 0 at z = 0; constant on real arguments
-    if not _is_complex(z):
-        return None
-    t = _imag(g / _nonzero_or_one(z)) if onp.any(getval(z) == 0) else _imag(g / z)
-    if onp.any(getval(z) == 0):
-        t = _where(getval(z) == 0, 0.0, t)
-    if deg:
-        t = t * (180.0 / onp.pi)
-    return fit(t, ans)
-
-
-defjvp(anp.angle, _angle_jvp)
-
-
-def _real_if_close_jvp(g, ans, x, *args, **kwargs):
-    return fit(g, ans)  # the real part of g where the imaginary parts were dropped
-
-
-defjvp(anp.real_if_close, _real_if_close_jvp)
-
-
-# ---------------------------------------------------------------------------------------
-# Elementwise binary functions, with broadcasting
-
-_defjvp(anp.add, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(g, ans))
-_defjvp(anp.subtract, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(-g, ans))
-_defjvp(anp.true_divide, "same", lambda g, ans, x, y, *a, **k: fit(-g * ans / y, ans))
-_defjvp(
-    anp.remainder, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(-g * _floor(x / y), ans)
-)
-defjvp(anp.fmod, lambda g, ans, x, y, *a, **k: fit(g, ans), lambda g, ans, x, y, *a, **k: fit(-g * _trunc(x / y), ans))
-
-
-def _power_jvp_rules(power):
-    def base(g, ans, x, y, *args, **kwargs):
-        d = _power_deriv_base(x, y, power)
-        return None if d is None else fit(g * d, ans)
-
-    def exponent(g, ans, x, y, *args, **kwargs):
-        return fit(g * ans * _log_base(x), ans)
-
-    return base, exponent
-
-
-_defjvp(anp.power, *_power_jvp_rules(anp.power))
-defjvp(anp.float_power, *_power_jvp_rules(anp.float_power))
-
-
-def _maxmin_jvp(argnum):
-    def rule(g, ans, x, y, *args, **kwargs):
-        this, other = (x, y) if argnum == 0 else (y, x)
-        return fit(g * _balanced_weight(this, other, ans), ans)
-
-    return rule
-
-
-for _f in (anp.maximum, anp.minimum, anp.fmax, anp.fmin):
-    defjvp(_f, _maxmin_jvp(0), _maxmin_jvp(1))
-
-defjvp(
-    anp.logaddexp,
-    lambda g, ans, x, y, *a, **k: fit(g * _exp(x - ans), ans),
-    lambda g, ans, x, y, *a, **k: fit(g * _exp(y - ans), ans),
-)
-defjvp(
-    anp.logaddexp2,
-    lambda g, ans, x, y, *a, **k: fit(g * 2.0 ** (x - ans), ans),
-    lambda g, ans, x, y, *a, **k: fit(g * 2.0 ** (y - ans), ans),
-)
-defjvp(
-    anp.arctan2,
-    lambda g, ans, x, y, *a, **k: fit(g * y / (x**2 + y**2), ans),
-    lambda g, ans, x, y, *a, **k: fit(g * -x / (x**2 + y**2), ans),
-)
-defjvp(
-    anp.hypot,
-    lambda g, ans, x, y, *a, **k: fit(g * x / _nonzero_or_one(ans), ans),
-    lambda g, ans, x, y, *a, **k: fit(g * y / _nonzero_or_one(ans), ans),
-)
-defjvp(anp.copysign, lambda g, ans, x, y, *a, **k: fit(g * _copysign_factor(x, y), ans), None)
-defjvp(anp.ldexp, "same", None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -429,7 +295,6 @@ defjvp(anp.gradient, "same")
 # Products: multilinear (conjugate-linear slots included: vdot, vecdot, vecmat)
 
 for _f in (
-    anp.multiply,
     anp.dot,
     anp.matmul,
     anp.tensordot,
@@ -439,7 +304,6 @@ for _f in (
     anp.kron,
     anp.cross,
     anp.einsum,
-    anp.multiply_op,
     anp.matmul_op,
     anp.vecdot,
     anp.matvec,
@@ -454,9 +318,6 @@ for _f in (
 # Linear in their (first) array argument
 
 for _f in (
-    anp.negative,
-    anp.negative_op,
-    anp.positive,
     anp.reshape,
     anp.ravel,
     anp.transpose,
@@ -663,18 +524,3 @@ def _unique_jvp(g, ans, x, *args, axis=None, **kwargs):
 
 for _f in (anp.unique, anp.unique_values, anp.unique_all, anp.unique_counts, anp.unique_inverse):
     defjvp(_f, _unique_jvp)
-
-
-def _divmod_jvp(which):
-    def rule(g, ans, x, y, *args, **kwargs):
-        q, r = ans[0], ans[1]
-        tr = fit(g, r) if which == 0 else fit(-g * _floor(x / y), r)
-        return V._seq(tuple, [onp.zeros(_shape(q), _meta(q)[1]), tr])
-
-    return rule
-
-
-defjvp(anp.divmod, _divmod_jvp(0), _divmod_jvp(1))
-defjvp(
-    anp.modf, lambda g, ans, x, *a, **k: V._seq(tuple, [fit(g, ans[0]), onp.zeros(_shape(ans[1]), _meta(ans[1])[1])])
-)

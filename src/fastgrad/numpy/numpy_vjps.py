@@ -39,11 +39,12 @@ import numpy as onp
 
 from .. import builtins as _fg_builtins
 from ..builtins import make_sequence  # noqa: F401  (numpy_jvps uses it through this module)
-from ..core import defvjp_argnums, defvjp_direct, make_jvp, make_vjp, vspace
+from ..core import defvjp_argnums, defvjp_direct
 from .._engine import engine as _engine
-from ..tracer import Box, getval
+from ..tracer import getval
+from . import _elementwise, _registration, _shapes
 from . import numpy_wrapper as anp
-from .numpy_vspaces import array_vspace
+from ._shapes import unbroadcast, unbroadcast_f  # noqa: F401  (autograd's names)
 
 _ndarray = onp.ndarray
 _float64 = onp.float64
@@ -73,238 +74,23 @@ _fg_list = _fg_builtins.list
 
 
 # ---------------------------------------------------------------------------------------
-# Shapes, dtypes, broadcasting
+# Shapes, dtypes, broadcasting (numpy/_shapes.py); registration (numpy/_registration.py)
 
-
-def _meta(x):
-    """(shape, dtype) of an array, NumPy scalar, Python scalar or box."""
-    t = type(x)
-    if t is _ndarray or t is _float64:
-        return x.shape, x.dtype
-    if t is float:
-        return (), _F64
-    if t is complex:
-        return (), _C128
-    if isinstance(x, Box):
-        return _meta(getval(x))
-    try:
-        return x.shape, x.dtype
-    except AttributeError:
-        a = onp.asarray(x)
-        return a.shape, a.dtype
-
-
-def _shape(x):
-    return _meta(x)[0]
-
-
-def _ndim(x):
-    return len(_meta(x)[0])
-
-
-def _is_complex(x):
-    return _meta(x)[1].kind == "c"
-
-
-def unbroadcast(g, target):
-    """``g`` summed down to ``target``'s shape and cast to its dtype."""
-    tg, tt = type(g), type(target)
-    if tg is _float64:
-        if tt is _float64 or tt is float:
-            return g
-    elif tg is _ndarray:
-        if tt is _ndarray:
-            if _same_layout(g, target):
-                return g
-        elif (tt is _float64 or tt is float) and g.dtype is _F64 and not g.shape:
-            return g
-    return _unbroadcast(g, target)
-
-
-def unbroadcast_f(target, f):
-    """autograd's helper for extension code: ``g -> unbroadcast(f(g), target)``."""
-    return lambda g: unbroadcast(f(g), target)
-
-
-def _unbroadcast(g, target):
-    tshape, tdtype = _meta(target)
-    gshape, gdtype = _meta(g)
-    if gshape != tshape:
-        g = _sum_to_shape(g, gshape, tshape)
-    if gdtype != tdtype:
-        g = _cast(g, gdtype, tdtype)
-    return g
-
-
-def _sum_to_shape(g, gshape, tshape):
-    lead = len(gshape) - len(tshape)
-    smaller = lead < 0
-    if not smaller:
-        for i in range(len(tshape)):
-            if tshape[i] != 1 and tshape[i] != gshape[lead + i]:
-                smaller = True
-                break
-    if smaller:
-        # g is smaller than the target somewhere: broadcast it up first
-        full = onp.broadcast_shapes(gshape, tshape)
-        g = _broadcast_to(g, full)
-        gshape, lead = full, len(full) - len(tshape)
-    axes = list(range(lead))
-    for i in range(len(tshape)):
-        if tshape[i] == 1 and gshape[lead + i] != 1:
-            axes.append(lead + i)
-    if axes:
-        if type(g) is _ndarray:
-            g = _add_reduce(g, axis=tuple(axes))  # g.sum without its Python-level wrapper
-        else:
-            g = _sum(g, axis=tuple(axes))
-    if _shape(g) != tshape:
-        g = g.reshape(tshape) if type(g) is _ndarray else _reshape(g, tshape)
-    return g
-
-
-def _cast(g, gdtype, tdtype):
-    if tdtype.kind not in "fc":
-        # an integer or boolean target (an input, or through astype): its cotangents are
-        # real, of any float dtype; they are not cast to the target's dtype
-        return _real(g) if gdtype.kind == "c" else g
-    if gdtype.kind == "c" and tdtype.kind != "c":
-        g = _real(g)
-        gdtype = _meta(g)[1]
-    if gdtype != tdtype:
-        g = _astype(g, tdtype)
-    return g
-
-
-def _axes(axis, ndim):
-    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple of axes."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (int, onp.integer)):
-        return (int(axis) % ndim,) if ndim else ()
-    return tuple(sorted(int(a) % ndim for a in axis))
-
-
-def _expand_reduced(g, shape, axis, keepdims):
-    """The cotangent of a reduction over ``axis``, repeated back to the input ``shape``."""
-    if axis is not None and (not keepdims or keepdims is _NoValue):
-        axes = _axes(axis, len(shape))
-        kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
-        if kept != _shape(g):
-            g = _reshape(g, kept)
-    if _shape(g) != shape:
-        g = _broadcast(g, shape)
-    return g
-
-
-def _broadcast(g, shape):
-    """``broadcast_to(g, shape)`` (a read-only view); for a plain scalar or 0-d array made
-    directly with zero strides, without NumPy's Python-level broadcast_to (4x faster)."""
-    t = type(g)
-    if t is _ndarray and not g.shape:
-        g = g[()]
-        t = type(g)
-    if t is _float64 or t is onp.float32 or t is onp.complex128:
-        return onp.ndarray(shape, g.dtype, buffer=g, strides=(0,) * len(shape))
-    return _broadcast_to(g, shape)
-
-
-def _reduced_size(shape, axis):
-    return math.prod(shape[i] for i in _axes(axis, len(shape)))
-
-
-def _vs(x):
-    return array_vspace(x) if type(x) is _ndarray else vspace(x)
-
-
-def _real_dtype(dtype):
-    """The real dtype of the same precision (float32 for complex64); float64 for integers."""
-    if dtype.kind == "c":
-        return onp.empty(0, dtype).real.dtype
-    if dtype.kind != "f":
-        return _F64
-    return dtype
-
-
-def _unset(v):
-    return v is None or v is _NoValue
-
-
-def _defvjp(fun, *rules, uses=("ans", "args")):
-    """Register ``rules`` for the primitive ``fun`` and for the box-operator primitive of
-    the same ufunc (numpy_wrapper.OPERATOR_PRIMITIVES), if it has one.  ``uses``: what the
-    rules read of the answer and the arguments (the rest is not kept on the node)."""
-    defvjp_direct(fun, *rules, uses=uses)
-    op = anp.OPERATOR_PRIMITIVES.get(fun.fun)
-    if op is not None:
-        defvjp_direct(op, *rules, uses=uses)
-
-
-def _along(axis, index, ndim):
-    """The index selecting ``index`` along ``axis`` (every element of the other axes)."""
-    return (slice(None),) * (axis % ndim) + (index,)
-
-
-def _seq(seq_type, items):
-    """A list/tuple of ``items``, traced when an item is traced."""
-    return _fg_tuple(items) if seq_type is tuple else _fg_list(items)
-
-
-# ---- rules taken from a traced re-implementation ---------------------------------------
-
-
-def _array_likes(args):
-    """``args`` with list/tuple constants (NumPy accepts them as arrays) made arrays."""
-    if any(type(a) is list or type(a) is tuple for a in args):
-        return tuple([onp.asarray(a) if type(a) is list or type(a) is tuple else a for a in args])
-    return args
-
-
-def vjp_from_impl(impl, argnum):
-    """A VJP rule for argument ``argnum`` of a primitive whose value ``impl`` computes with
-    traced operations: the VJP of ``impl`` itself at the same arguments."""
-
-    def rule(g, ans, *args, **kwargs):
-        args = _array_likes(args)
-
-        def f(x):
-            return impl(*args[:argnum], x, *args[argnum + 1 :], **kwargs)
-
-        return make_vjp(f, args[argnum])[0](g)
-
-    return rule
-
-
-def jvp_from_impl(impl, argnum):
-    """The forward counterpart of ``vjp_from_impl``."""
-
-    def rule(g, ans, *args, **kwargs):
-        args = _array_likes(args)
-
-        def f(x):
-            return impl(*args[:argnum], x, *args[argnum + 1 :], **kwargs)
-
-        return make_jvp(f, args[argnum])(g)[1]
-
-    return rule
-
-
-def _def_vjps_from_impl(fun, impl, argnums):
-    rules = [None] * (max(argnums) + 1)
-    for i in argnums:
-        rules[i] = vjp_from_impl(impl, i)
-    # arguments not in argnums have no rule: NotImplementedError names them
-    defvjp_direct(fun, *[r for r in rules if r is not None], argnums=argnums)
-
-
-# impl functions by primitive, for numpy_jvps: {primitive: (impl, argnums)}
-IMPLS = {}
+_meta, _shape, _ndim, _is_complex = _shapes.shape_and_dtype, _shapes.shape_of, _shapes.ndim_of, _shapes.is_complex
+_axes, _expand_reduced, _broadcast = _shapes.normalized_axes, _shapes.expand_reduced, _shapes.broadcast
+_reduced_size, _vs, _real_dtype, _unset = _shapes.reduced_size, _shapes.vspace_of, _shapes.real_dtype, _shapes.unset
+_along, _seq, _array_likes, _argsort = (
+    _shapes.along,
+    _shapes.traced_sequence,
+    _shapes.arrays_for_lists,
+    _shapes.inverse_permutation,
+)
+IMPLS, vjp_from_impl, jvp_from_impl = _registration.IMPLS, _registration.vjp_from_impl, _registration.jvp_from_impl
+_ARGS = _registration.ARGS
+_nonzero_or_one = _elementwise._nonzero_or_one
 
 
 def _from_impl(fun, argnums=(0,)):
-    """Decorator: ``impl`` is a traced implementation of primitive ``fun``; register the VJPs
-    of ``argnums`` from it (numpy_jvps registers the JVPs)."""
-
     def register(impl):
         _def_vjps_from_impl(fun, impl, argnums)
         IMPLS[fun] = (impl, tuple(argnums))
@@ -313,319 +99,15 @@ def _from_impl(fun, argnums=(0,)):
     return register
 
 
-# ---------------------------------------------------------------------------------------
-# Elementwise unary functions
-
-# rule(g, ans, x) = g * f'(x): for these the forward rule is the same function
-UNARY_RULES = {}
-
-
-_ANS, _ARGS, _NOTHING = ("ans",), ("args",), ()
-
-
-# A rule's temporary (an array it has just made) can take the rule's last operation in
-# place when the other operand is a plain array of the same shape and dtype: the same
-# values (the operation commutes or keeps its order), one large allocation fewer (W4).
-def _fresh(t, g):
-    return type(t) is _ndarray and type(g) is _ndarray and _same_layout(t, g)
-
-
-def _times_g(t, g):
-    """``g * t`` for a fresh array t."""
-    if _fresh(t, g):
-        t *= g
-        return t
-    return g * t
-
-
-def _g_over(g, t):
-    """``g / t`` for a fresh array t."""
-    if _fresh(t, g):
-        return onp.divide(g, t, out=t)
-    return g / t
-
-
-def _one_minus_square(ans):
-    """``1 - ans * ans``."""
-    t = ans * ans
-    if type(t) is _ndarray:
-        return onp.subtract(1, t, out=t)
-    return 1 - t
-
-
-def _sin_vjp(g, ans, x, *args, **kwargs):
-    return _times_g(_cos(x), g)
-
-
-def _cos_vjp(g, ans, x, *args, **kwargs):
-    t = _sin(x)
-    if _fresh(t, g):  # -g * sin(x) == -(g * sin(x)), bit for bit
-        t *= g
-        return onp.negative(t, out=t)
-    return -g * t
-
-
-def _unary(fun, rule, uses=_ARGS):
-    _defvjp(fun, rule, uses=uses)
-    UNARY_RULES[fun] = rule
-
-
-_unary(anp.negative, lambda g, ans, x, *a, **k: -g, _NOTHING)
-_unary(anp.positive, lambda g, ans, x, *a, **k: g, _NOTHING)
-_unary(anp.exp, lambda g, ans, x, *a, **k: g * ans, _ANS)
-_unary(anp.exp2, lambda g, ans, x, *a, **k: g * ans * _LOG2, _ANS)
-_unary(anp.expm1, lambda g, ans, x, *a, **k: g * (ans + 1), _ANS)
-_unary(anp.log, lambda g, ans, x, *a, **k: g / x)
-_unary(anp.log2, lambda g, ans, x, *a, **k: g / (x * _LOG2))
-_unary(anp.log10, lambda g, ans, x, *a, **k: g / (x * _LOG10))
-_unary(anp.log1p, lambda g, ans, x, *a, **k: _g_over(g, x + 1))
-_unary(anp.sin, _sin_vjp)
-_unary(anp.cos, _cos_vjp)
-_unary(anp.tan, lambda g, ans, x, *a, **k: g / _cos(x) ** 2)
-_unary(anp.arcsin, lambda g, ans, x, *a, **k: g / _sqrt(1 - x**2))
-_unary(anp.arccos, lambda g, ans, x, *a, **k: -g / _sqrt(1 - x**2))
-_unary(anp.arctan, lambda g, ans, x, *a, **k: g / (1 + x**2))
-_unary(anp.sinh, lambda g, ans, x, *a, **k: g * _cosh(x))
-_unary(anp.cosh, lambda g, ans, x, *a, **k: g * _sinh(x))
-_unary(anp.tanh, lambda g, ans, x, *a, **k: _times_g(_one_minus_square(ans), g), _ANS)
-_unary(anp.arcsinh, lambda g, ans, x, *a, **k: g / _sqrt(x**2 + 1))
-# sqrt(x-1) sqrt(x+1) rather than sqrt(x**2-1): the same for real x >= 1, and the right
-# branch for complex x
-_unary(anp.arccosh, lambda g, ans, x, *a, **k: g / (_sqrt(x - 1) * _sqrt(x + 1)))
-_unary(anp.arctanh, lambda g, ans, x, *a, **k: g / (1 - x**2))
-_unary(anp.sqrt, lambda g, ans, x, *a, **k: g * 0.5 / ans, _ANS)
-_unary(anp.cbrt, lambda g, ans, x, *a, **k: g / (3 * ans**2), _ANS)
-_unary(anp.square, lambda g, ans, x, *a, **k: g * 2 * x)
-_unary(anp.reciprocal, lambda g, ans, x, *a, **k: -g * ans**2, _ANS)
-for _f in (anp.rad2deg, anp.degrees):
-    _unary(_f, lambda g, ans, x, *a, **k: g * (180.0 / _PI), _NOTHING)
-for _f in (anp.deg2rad, anp.radians):
-    _unary(_f, lambda g, ans, x, *a, **k: g * (_PI / 180.0), _NOTHING)
-_unary(anp.conjugate, lambda g, ans, x, *a, **k: _conj(g), _NOTHING)
-
-
-def _nonzero_or_one(ans):
-    """``ans`` with its zeros replaced by 1 (a divisor for ``x / |x|``-like factors, whose
-    numerator is 0 where ``ans`` is), or ``ans`` itself when it has no zero."""
-    if onp.any(getval(ans) == 0):
-        return _where(ans == 0, 1.0, ans)
-    return ans
-
-
-def _abs_vjp(g, ans, x, *args, **kwargs):
-    if _is_complex(x):
-        # conj(x)/|x|, and 0 at x = 0
-        return g * _conj(x) / _nonzero_or_one(ans)
-    return g * _sign(x)
-
-
-_ANS_ARGS = ("ans", "args")
-_unary(anp.absolute, _abs_vjp, _ANS_ARGS)
-_unary(anp.fabs, _abs_vjp, _ANS_ARGS)
-
-
-def _sinc_deriv(ans, x):
-    # sinc'(x) = (cos(pi x) - sinc(x)) / x, which cancels badly near 0: there (|x| < 0.01)
-    # its Taylor polynomial, exact to round-off and with the right higher derivatives
-    near_0 = onp.abs(getval(x)) < 0.01
-    away = (_cos(_PI * x) - ans) / _where(near_0, 1.0, x)
-    if not onp.any(near_0):
-        return away
-    x2 = x * x
-    near = x * (x2 * (_PI**4 / 30.0 - x2 * (_PI**6 / 840.0)) - _PI**2 / 3.0)
-    return _where(near_0, near, away)
-
-
-_unary(anp.sinc, lambda g, ans, x: g * _sinc_deriv(ans, x), _ANS_ARGS)
-_unary(anp.nan_to_num, lambda g, ans, x, *a, **k: _where(_isfinite(x), g, 0.0))
-
-
-def _real_vjp(g, ans, x):
-    return unbroadcast(g, x)  # a complex x gets g + 0j
-
-
-def _imag_vjp(g, ans, x):
-    return unbroadcast(-1j * g, x) if _is_complex(x) else None
-
-
-_unary(anp.real, _real_vjp)
-_unary(anp.imag, _imag_vjp)
-
-
-def _angle_vjp(g, ans, z, deg=False):
-    # angle = Im(log z): the cotangent -i g / z (0 at z = 0); constant on real arguments
-    if not _is_complex(z):
-        return None
-    if deg:
-        g = g * (180.0 / _PI)
-    zv = getval(z)
-    if onp.any(zv == 0):
-        return unbroadcast(_where(z == 0, 0.0, -1j * g) / _where(z == 0, 1.0, z), z)
-    return unbroadcast(-1j * g / z, z)
-
-
-_unary(anp.angle, _angle_vjp)
-
-
-def _real_if_close_vjp(g, ans, x, *args, **kwargs):
-    return unbroadcast(g, x)  # a real result of a complex x: the real part was taken
-
-
-_unary(anp.real_if_close, _real_if_close_vjp)
-
-
-# ---------------------------------------------------------------------------------------
-# Elementwise binary functions, with broadcasting
-
-_defvjp(
-    anp.add,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(g, y),
-    uses=_ARGS,
-)
-_defvjp(
-    anp.subtract,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(-g, y),
-    uses=_ARGS,
-)
-_defvjp(
-    anp.multiply,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * y, x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(x * g, y),
-    uses=_ARGS,
-)
-_defvjp(
-    anp.true_divide,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g / y, x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(-g * x / y**2, y),
-    uses=_ARGS,
-)
-_defvjp(
-    anp.remainder,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(-g * _floor(x / y), y),
-    uses=_ARGS,
-)
-defvjp_direct(
-    anp.fmod,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g, x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(-g * _trunc(x / y), y),
-)
-
-
-def _power_deriv_base(x, y, power):
-    """d(x**y)/dx = y x**(y-1); 0 where x == 0 and y == 0 (x**0 is constant), not 0 * inf."""
-    if type(y) is float or type(y) is int:
-        if y == 0:
-            return None
-        if y == 2:
-            return x * 2.0
-        return y * power(x, y - 1)
-    both_0 = onp.logical_and(getval(x) == 0, getval(y) == 0)
-    xs = _where(both_0, 1.0, x) if onp.any(both_0) else x
-    return y * power(xs, y - 1)
-
-
-def _power_vjp_base(g, ans, x, y, *args, **kwargs):
-    x, y = _array_likes((x, y))
-    if type(y) is float or type(y) is int:
-        if y == 0:
-            return None
-        if y == 2:
-            t = g * x  # (g * x) * 2.0, the second product in place
-            if type(t) is _ndarray:
-                t *= 2.0
-                return unbroadcast(t, x)
-            return unbroadcast(t * 2.0, x)
-        return unbroadcast(g * y * x ** (y - 1), x)
-    return unbroadcast(g * _power_deriv_base(x, y, anp.power), x)
-
-
-def _log_base(x):
-    """log(x) where the derivative of x**y w.r.t. y exists: x > 0 (real), x != 0 (complex);
-    0 elsewhere."""
-    if _is_complex(x):
-        return _log(_where(x == 0, 1.0, x))
-    if onp.all(getval(x) > 0):
-        return _log(x)
-    return _log(_where(x > 0, x, 1.0))
-
-
-def _power_vjp_exponent(g, ans, x, y, *args, **kwargs):
-    x, y = _array_likes((x, y))
-    return unbroadcast(g * ans * _log_base(x), y)
-
-
-_defvjp(anp.power, _power_vjp_base, _power_vjp_exponent)
-
-
-def _float_power_vjp_base(g, ans, x, y, *args, **kwargs):
-    x, y = _array_likes((x, y))
-    return unbroadcast(g * _power_deriv_base(x, y, anp.float_power), x)
-
-
-defvjp_direct(anp.float_power, _float_power_vjp_base, _power_vjp_exponent)
-
-
-def _balanced_weight(x, other, ans):
-    """Where x is the selected value (ties with ``other`` share it evenly), in x's real
-    dtype."""
-    xv, ov, av = getval(x), getval(other), getval(ans)
-    dtype = _real_dtype(_meta(x)[1])
-    w = onp.asarray(xv == av, dtype=dtype)
-    w = w / (1 + onp.asarray(xv == ov, dtype=dtype))
-    return w
-
-
-def _maxmin_vjp(argnum):
-    def rule(g, ans, x, y, *args, **kwargs):
-        this, other = (x, y) if argnum == 0 else (y, x)
-        return unbroadcast(g * _balanced_weight(this, other, ans), this)
-
-    return rule
-
-
-for _f in (anp.maximum, anp.minimum, anp.fmax, anp.fmin):
-    defvjp_direct(_f, _maxmin_vjp(0), _maxmin_vjp(1))
-
-defvjp_direct(
-    anp.logaddexp,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * _exp(x - ans), x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * _exp(y - ans), y),
-)
-defvjp_direct(
-    anp.logaddexp2,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (x - ans), x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * 2.0 ** (y - ans), y),
-)
-
-
-def _arctan2_vjp(argnum):
-    def rule(g, ans, x, y, *args, **kwargs):
-        x, y = _array_likes((x, y))
-        return unbroadcast(g * (y if argnum == 0 else -x) / (x**2 + y**2), (x, y)[argnum])
-
-    return rule
-
-
-defvjp_direct(anp.arctan2, _arctan2_vjp(0), _arctan2_vjp(1))
-# hypot: x / hypot(x, y), and 0 where both are 0
-defvjp_direct(
-    anp.hypot,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * x / _nonzero_or_one(ans), x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(g * y / _nonzero_or_one(ans), y),
-)
-
-
-def _copysign_factor(x, y):
-    """d copysign(x, y) / dx = sign(x) * (sign bit of y): piecewise constant."""
-    xv, yv = getval(x), getval(y)
-    return onp.asarray(onp.sign(xv) * onp.copysign(1.0, yv), dtype=_real_dtype(_meta(x)[1]))
-
-
-defvjp_direct(anp.copysign, lambda g, ans, x, y, *a, **k: unbroadcast(g * _copysign_factor(x, y), x), None)
-defvjp_direct(anp.ldexp, lambda g, ans, x, n, *a, **k: unbroadcast(anp.ldexp(g, n), x), None)
+def _def_vjps_from_impl(fun, impl, argnums):
+    defvjp_direct(fun, *[vjp_from_impl(impl, i) for i in argnums], argnums=argnums)
+
+
+def _defvjp(fun, *rules, uses=("ans", "args")):
+    defvjp_direct(fun, *rules, uses=uses)
+    op = anp.OPERATOR_PRIMITIVES.get(fun.fun)
+    if op is not None:
+        defvjp_direct(op, *rules, uses=uses)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1164,10 +646,6 @@ def _tensordot_axes(axes, nA, nB):
     a_axes = [a_axes] if isinstance(a_axes, (int, onp.integer)) else list(a_axes)
     b_axes = [b_axes] if isinstance(b_axes, (int, onp.integer)) else list(b_axes)
     return [int(a) % nA for a in a_axes], [int(b) % nB for b in b_axes]
-
-
-def _argsort(seq):
-    return sorted(range(len(seq)), key=seq.__getitem__)
 
 
 def _permuted(x, perm):
@@ -2387,16 +1865,6 @@ def _unique_vjp(g, ans, x, *args, axis=None, **kwargs):
 
 for _f in (anp.unique, anp.unique_values, anp.unique_all, anp.unique_counts, anp.unique_inverse):
     defvjp_direct(_f, _unique_vjp)
-
-
-# ---- divmod and modf: tuple results ----------------------------------------------------
-
-defvjp_direct(
-    anp.divmod,
-    lambda g, ans, x, y, *a, **k: unbroadcast(g[1], x),
-    lambda g, ans, x, y, *a, **k: unbroadcast(-g[1] * _floor(x / y), y),
-)
-defvjp_direct(anp.modf, lambda g, ans, x, *a, **k: unbroadcast(g[0], x))
 
 
 # ---- pad with the statistic modes maximum, minimum, median ------------------------------
