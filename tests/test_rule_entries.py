@@ -72,9 +72,11 @@ def _with_operator_twin(fun):
 
 
 def _products(fun, argnum):
+    """The products behind the rules of both modes (a unary function's product is
+    registered as both rules itself)."""
     reverse = primitive_vjps[fun].entries[argnum][1]
     forward = primitive_jvps[fun].entries[argnum][1]
-    return getattr(reverse, "product", None), getattr(forward, "product", None)
+    return getattr(reverse, "product", reverse), getattr(forward, "product", forward)
 
 
 @pytest.mark.parametrize("fun", BINARY_UFUNCS + UNARY_UFUNCS, ids=lambda f: f.__name__)

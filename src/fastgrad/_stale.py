@@ -22,6 +22,12 @@ COMPILED_SOURCES = (
     "fastgrad.numpy._shapes",
     "fastgrad.numpy._registration",
     "fastgrad.numpy._elementwise",
+    "fastgrad.numpy._reductions",
+    "fastgrad.numpy._statistics",
+    "fastgrad.numpy._products",
+    "fastgrad.numpy._shaping",
+    "fastgrad.numpy._indexing",
+    "fastgrad.numpy._differences",
     "fastgrad.numpy.numpy_vjps",
 )
 MANIFEST = "_compiled_sources.json"

@@ -48,7 +48,7 @@ def _fresh(d, t):
 
 def _times_t(d, t):
     """``t * d`` for a fresh array d."""
-    if _fresh(d, t):
+    if type(d) is _ndarray and type(t) is _ndarray and _same_layout(d, t):  # (_fresh, inline: sin, tanh)
         d *= t
         return d
     return t * d
@@ -78,24 +78,26 @@ def _nonzero_or_one(ans):
 
 
 # ---------------------------------------------------------------------------------------
-# Functions of one argument: the result has the argument's shape
+# Functions of one argument: the result has the argument's shape.  A product serves as
+# both rules as it is (``def_unary``), so it takes the call's other arguments (a ufunc's
+# out=, where=, ...), which do not change the derivative.
 
-def_unary(anp.negative, lambda t, ans, x: -t, NOTHING)
-def_unary(anp.positive, lambda t, ans, x: t, NOTHING)
-def_unary(anp.exp, lambda t, ans, x: t * ans, ANS)
-def_unary(anp.exp2, lambda t, ans, x: t * ans * _LOG2, ANS)
-def_unary(anp.expm1, lambda t, ans, x: t * (ans + 1), ANS)
-def_unary(anp.log, lambda t, ans, x: t / x)
-def_unary(anp.log2, lambda t, ans, x: t / (x * _LOG2))
-def_unary(anp.log10, lambda t, ans, x: t / (x * _LOG10))
-def_unary(anp.log1p, lambda t, ans, x: _t_over(t, x + 1))
+def_unary(anp.negative, lambda t, ans, x, *args, **kwargs: -t, NOTHING)
+def_unary(anp.positive, lambda t, ans, x, *args, **kwargs: t, NOTHING)
+def_unary(anp.exp, lambda t, ans, x, *args, **kwargs: t * ans, ANS)
+def_unary(anp.exp2, lambda t, ans, x, *args, **kwargs: t * ans * _LOG2, ANS)
+def_unary(anp.expm1, lambda t, ans, x, *args, **kwargs: t * (ans + 1), ANS)
+def_unary(anp.log, lambda t, ans, x, *args, **kwargs: t / x)
+def_unary(anp.log2, lambda t, ans, x, *args, **kwargs: t / (x * _LOG2))
+def_unary(anp.log10, lambda t, ans, x, *args, **kwargs: t / (x * _LOG10))
+def_unary(anp.log1p, lambda t, ans, x, *args, **kwargs: _t_over(t, x + 1))
 
 
-def _sin_product(t, ans, x):
+def _sin_product(t, ans, x, *args, **kwargs):
     return _times_t(_cos(x), t)
 
 
-def _cos_product(t, ans, x):
+def _cos_product(t, ans, x, *args, **kwargs):
     d = _sin(x)
     if _fresh(d, t):  # -t * sin(x) == -(t * sin(x)), bit for bit
         d *= t
@@ -105,27 +107,27 @@ def _cos_product(t, ans, x):
 
 def_unary(anp.sin, _sin_product)
 def_unary(anp.cos, _cos_product)
-def_unary(anp.tan, lambda t, ans, x: t / _cos(x) ** 2)
-def_unary(anp.arcsin, lambda t, ans, x: t / _sqrt(1 - x**2))
-def_unary(anp.arccos, lambda t, ans, x: -t / _sqrt(1 - x**2))
-def_unary(anp.arctan, lambda t, ans, x: t / (1 + x**2))
-def_unary(anp.sinh, lambda t, ans, x: t * _cosh(x))
-def_unary(anp.cosh, lambda t, ans, x: t * _sinh(x))
-def_unary(anp.tanh, lambda t, ans, x: _times_t(_one_minus_square(ans), t), ANS)
-def_unary(anp.arcsinh, lambda t, ans, x: t / _sqrt(x**2 + 1))
+def_unary(anp.tan, lambda t, ans, x, *args, **kwargs: t / _cos(x) ** 2)
+def_unary(anp.arcsin, lambda t, ans, x, *args, **kwargs: t / _sqrt(1 - x**2))
+def_unary(anp.arccos, lambda t, ans, x, *args, **kwargs: -t / _sqrt(1 - x**2))
+def_unary(anp.arctan, lambda t, ans, x, *args, **kwargs: t / (1 + x**2))
+def_unary(anp.sinh, lambda t, ans, x, *args, **kwargs: t * _cosh(x))
+def_unary(anp.cosh, lambda t, ans, x, *args, **kwargs: t * _sinh(x))
+def_unary(anp.tanh, lambda t, ans, x, *args, **kwargs: _times_t(_one_minus_square(ans), t), ANS)
+def_unary(anp.arcsinh, lambda t, ans, x, *args, **kwargs: t / _sqrt(x**2 + 1))
 # sqrt(x-1) sqrt(x+1) rather than sqrt(x**2-1): the same for real x >= 1, and the right
 # branch for complex x
-def_unary(anp.arccosh, lambda t, ans, x: t / (_sqrt(x - 1) * _sqrt(x + 1)))
-def_unary(anp.arctanh, lambda t, ans, x: t / (1 - x**2))
-def_unary(anp.sqrt, lambda t, ans, x: t * 0.5 / ans, ANS)
-def_unary(anp.cbrt, lambda t, ans, x: t / (3 * ans**2), ANS)
-def_unary(anp.square, lambda t, ans, x: t * 2 * x)
-def_unary(anp.reciprocal, lambda t, ans, x: -t * ans**2, ANS)
+def_unary(anp.arccosh, lambda t, ans, x, *args, **kwargs: t / (_sqrt(x - 1) * _sqrt(x + 1)))
+def_unary(anp.arctanh, lambda t, ans, x, *args, **kwargs: t / (1 - x**2))
+def_unary(anp.sqrt, lambda t, ans, x, *args, **kwargs: t * 0.5 / ans, ANS)
+def_unary(anp.cbrt, lambda t, ans, x, *args, **kwargs: t / (3 * ans**2), ANS)
+def_unary(anp.square, lambda t, ans, x, *args, **kwargs: t * 2 * x)
+def_unary(anp.reciprocal, lambda t, ans, x, *args, **kwargs: -t * ans**2, ANS)
 for _f in (anp.rad2deg, anp.degrees):
-    def_unary(_f, lambda t, ans, x: t * (180.0 / _PI), NOTHING)
+    def_unary(_f, lambda t, ans, x, *args, **kwargs: t * (180.0 / _PI), NOTHING)
 for _f in (anp.deg2rad, anp.radians):
-    def_unary(_f, lambda t, ans, x: t * (_PI / 180.0), NOTHING)
-def_unary(anp.conjugate, lambda t, ans, x: _conj(t), NOTHING)
+    def_unary(_f, lambda t, ans, x, *args, **kwargs: t * (_PI / 180.0), NOTHING)
+def_unary(anp.conjugate, lambda t, ans, x, *args, **kwargs: _conj(t), NOTHING)
 
 
 def _sinc_deriv(ans, x):
@@ -141,18 +143,18 @@ def _sinc_deriv(ans, x):
 
 
 def_unary(anp.sinc, lambda t, ans, x: t * _sinc_deriv(ans, x), ANS_ARGS)
-def_unary(anp.nan_to_num, lambda t, ans, x: _where(_isfinite(x), t, 0.0))
+def_unary(anp.nan_to_num, lambda t, ans, x, *args, **kwargs: _where(_isfinite(x), t, 0.0))
 
 
 # abs: the derivative of |z| along a complex dz is Re(conj(z) dz) / |z| (0 at z = 0); the
 # cotangent of z is g conj(z) / |z|, not the same product
-def _abs_reverse(g, ans, x):
+def _abs_reverse(g, ans, x, *args, **kwargs):
     if is_complex(x):
         return g * _conj(x) / _nonzero_or_one(ans)
     return g * _sign(x)
 
 
-def _abs_forward(t, ans, x):
+def _abs_forward(t, ans, x, *args, **kwargs):
     if is_complex(x):
         return _real(_conj(x) * t) / _nonzero_or_one(ans)
     return t * _sign(x)
@@ -162,10 +164,8 @@ def_unary(anp.absolute, _abs_reverse, ANS_ARGS, forward=_abs_forward)
 def_unary(anp.fabs, _abs_reverse, ANS_ARGS, forward=_abs_forward)
 
 # real, imag: linear (over the reals); a complex x's cotangent is g + 0j, or -i g
-def_unary(anp.real, lambda g, ans, x: unbroadcast(g, x), forward=lambda t, ans, x: _real(t))
-def_unary(
-    anp.imag, lambda g, ans, x: unbroadcast(-1j * g, x) if is_complex(x) else None, forward=lambda t, ans, x: _imag(t)
-)
+def_rules(anp.real, [lambda g, ans, x: unbroadcast(g, x)], ["same"], uses=ARGS)
+def_rules(anp.imag, [lambda g, ans, x: unbroadcast(-1j * g, x) if is_complex(x) else None], ["same"], uses=ARGS)
 
 
 # angle = Im(log z): the cotangent -i g / z, the tangent Im(dz / z) (0 at z = 0); constant

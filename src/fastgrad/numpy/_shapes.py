@@ -251,6 +251,7 @@ def traced_sequence(seq_type, items):
 
 def arrays_for_lists(args):
     """``args`` with list/tuple constants (NumPy accepts them as arrays) made arrays."""
-    if any(type(a) is list or type(a) is tuple for a in args):
-        return tuple([onp.asarray(a) if type(a) is list or type(a) is tuple else a for a in args])
+    for a in args:  # (a loop, not any() of a generator: power's rules call this on every node)
+        if type(a) is list or type(a) is tuple:
+            return tuple([onp.asarray(b) if type(b) is list or type(b) is tuple else b for b in args])
     return args
