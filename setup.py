@@ -81,7 +81,23 @@ engine = cythonize(
 # They keep Python's semantics exactly: negative indices and bounds checks stay on.
 python_directives = {"language_level": 3, "linetrace": TRACE, "profile": TRACE}
 # (not differential_operators: Cython would keep its annotations as strings)
-PLAIN_MODULES = ["fastgrad.numpy.numpy_vjps", "fastgrad.builtins", "fastgrad.core", "fastgrad.wrap_util"]
+PLAIN_MODULES = [
+    "fastgrad.builtins",
+    "fastgrad.core",
+    "fastgrad.wrap_util",
+    # the rules of fastgrad.numpy: shapes and broadcasting (unbroadcast, fit), the
+    # registration helpers (whose wrappers the elementwise rules run through), the topics
+    "fastgrad.numpy._shapes",
+    "fastgrad.numpy._registration",
+    "fastgrad.numpy._elementwise",
+    "fastgrad.numpy._reductions",
+    "fastgrad.numpy._statistics",
+    "fastgrad.numpy._products",
+    "fastgrad.numpy._shaping",
+    "fastgrad.numpy._indexing",
+    "fastgrad.numpy._differences",
+    "fastgrad.numpy.numpy_vjps",
+]
 
 
 def plain_source(module):
@@ -89,7 +105,7 @@ def plain_source(module):
 
 
 compiled_python = cythonize(
-    # numpy_vjps.c is 135k lines: with -g1 its checked builds compile in 1.5 instead of 5 min
+    # the rule modules make large C files (numpy_vjps.c was 135k lines): -g1 keeps checked builds fast
     [extension(module, plain_source(module), ["-O2"], debug_info="-g1") for module in PLAIN_MODULES],
     compiler_directives=python_directives,
 )

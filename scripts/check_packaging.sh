@@ -90,7 +90,10 @@ for f in sorted(in_sdist):
     if f.endswith((".so", ".pyd", ".o", ".c", ".pyc")) or f.startswith("build/") or "__pycache__" in f:
         problems.append(f"sdist ships the build product {f}")
 
-compiled = ["fastgrad/_core", "fastgrad/core", "fastgrad/builtins", "fastgrad/wrap_util", "fastgrad/numpy/numpy_vjps"]
+import ast  # the plain modules setup.py compiles, as _stale.COMPILED_SOURCES lists them
+stale = ast.parse(open(os.path.join(repo, "src", "fastgrad", "_stale.py")).read())
+listed = next(n.value for n in stale.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "COMPILED_SOURCES")
+compiled = ["fastgrad/_core"] + [name.replace(".", "/") for name in ast.literal_eval(listed)]
 for module in compiled:
     if not any(n.startswith(module + ".") and n.endswith((".so", ".pyd")) for n in in_wheel):
         problems.append(f"wheel lacks the compiled module {module}")

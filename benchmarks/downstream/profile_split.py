@@ -135,9 +135,21 @@ PERF_PARTS = [
         BWD_CALLS,
     ),
 ]
-RULE_FILES = (
-    "numpy/numpy_vjps.py",
-    "numpy/numpy_jvps.py",
+# the rule modules of fastgrad.numpy (both modes of a primitive sit in one of them)
+RULE_MODULES = (
+    "numpy_vjps",
+    "numpy_jvps",
+    "_shapes",
+    "_registration",
+    "_elementwise",
+    "_reductions",
+    "_statistics",
+    "_products",
+    "_shaping",
+    "_indexing",
+    "_differences",
+)
+RULE_FILES = tuple("numpy/{}.py".format(m) for m in RULE_MODULES) + (
     "numpy/_linalg_rules.py",
     "numpy/_fft_rules.py",
     "scipy/",
@@ -222,7 +234,7 @@ def _perf_owner(sym, dso):
 
 def _perf_part(sym, dso, in_backward):
     module = dso.rsplit("/", 1)[-1].split(".")[0]
-    if module == "numpy_vjps" or "/scipy/" in dso:
+    if module in RULE_MODULES or "/scipy/" in dso:
         return BWD_RULES if in_backward else MAKERS
     if module == "builtins":
         return VSPACES
@@ -694,7 +706,7 @@ def _calls_for(key, per_fn):
     else:
         path = module.replace("fastgrad/", "")
         path = {
-            "numpy_vjps": "numpy/numpy_vjps.py",
+            **{m: "numpy/{}.py".format(m) for m in RULE_MODULES},
             "core": "core.py",
             "builtins": "builtins.py",
             "wrap_util": "wrap_util.py",

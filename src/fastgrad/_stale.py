@@ -1,6 +1,6 @@
 """A compiled plain module must be compiled from the .py beside it.
 
-setup.py compiles four plain Python modules with Cython, unchanged (``COMPILED_SOURCES``).
+setup.py compiles a few plain Python modules with Cython, unchanged (``COMPILED_SOURCES``).
 In a development checkout, the extension module wins over the .py of the same name, so
 after an edit of the .py Python would go on importing the old build, silently.  The build
 records the SHA-256 of each source it compiled in ``_compiled_sources.json`` (beside the
@@ -15,7 +15,21 @@ import json
 import os
 import sys
 
-COMPILED_SOURCES = ("fastgrad.core", "fastgrad.builtins", "fastgrad.wrap_util", "fastgrad.numpy.numpy_vjps")
+COMPILED_SOURCES = (
+    "fastgrad.core",
+    "fastgrad.builtins",
+    "fastgrad.wrap_util",
+    "fastgrad.numpy._shapes",
+    "fastgrad.numpy._registration",
+    "fastgrad.numpy._elementwise",
+    "fastgrad.numpy._reductions",
+    "fastgrad.numpy._statistics",
+    "fastgrad.numpy._products",
+    "fastgrad.numpy._shaping",
+    "fastgrad.numpy._indexing",
+    "fastgrad.numpy._differences",
+    "fastgrad.numpy.numpy_vjps",
+)
 MANIFEST = "_compiled_sources.json"
 
 _checked = set()

@@ -22,10 +22,10 @@ All rules call the traced transforms, so they are differentiable again.  Repeate
 
 import numpy as onp
 
-from ..core import defjvp, defvjp_direct
 from ..tracer import primitive
 from . import numpy_wrapper as anp
-from .numpy_vjps import unbroadcast, _shape, _ndim
+from ._registration import def_rules
+from ._shapes import ndim_of, shape_of, unbroadcast
 
 _F = {}  # the fft primitives (set by register())
 _OPPOSITE = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -57,13 +57,12 @@ def _resize_raw(x, axes, sizes):
 
 _resize_raw.__name__ = _resize_raw.__qualname__ = "resize"
 resize = primitive(_resize_raw)
-defvjp_direct(resize, lambda g, ans, x, axes, sizes: resize(g, axes, [_shape(x)[a] for a in axes]))
-defjvp(resize, "same")
+def_rules(resize, [lambda g, ans, x, axes, sizes: resize(g, axes, [shape_of(x)[a] for a in axes])], ["same"])
 
 
 def _fit(cot, a, axes):
     """``cot`` cropped / zero-padded to ``a``'s sizes along ``axes``, in ``a``'s dtype."""
-    shape, cshape = _shape(a), _shape(cot)
+    shape, cshape = shape_of(a), shape_of(cot)
     if any(cshape[ax] != shape[ax] for ax in axes):
         cot = resize(cot, axes, [shape[ax] for ax in axes])
     return unbroadcast(cot, a)
@@ -91,7 +90,7 @@ def _weighted(c, x):
 
 
 def _cook(a, s, axes, invreal=False):
-    shape = _shape(a)
+    shape = shape_of(a)
     nd = len(shape)
     if s is None:
         shapeless = True
@@ -108,7 +107,7 @@ def _cook(a, s, axes, invreal=False):
 
 
 def _axis(a, axis):
-    return int(axis) % _ndim(a)
+    return int(axis) % ndim_of(a)
 
 
 # ---------------------------------------------------------------------------------------
@@ -133,7 +132,7 @@ def _c2cn_vjp(name, default_axes):
 
 def _rfft_vjp(g, ans, a, n=None, axis=-1, norm=None, out=None):
     ax = _axis(a, axis)
-    n_ = _shape(a)[ax] if n is None else int(n)
+    n_ = shape_of(a)[ax] if n is None else int(n)
     return _fit(anp.real(_F["fft"](g, n_, ax, norm)), a, [ax])
 
 
@@ -147,16 +146,16 @@ def _rfftn_vjp(default_axes):
 
 def _irfft_vjp(g, ans, a, n=None, axis=-1, norm=None, out=None):
     ax = _axis(a, axis)
-    n_ = 2 * (_shape(a)[ax] - 1) if n is None else int(n)
+    n_ = 2 * (shape_of(a)[ax] - 1) if n is None else int(n)
     spec = anp.conjugate(_F["rfft"](g, n_, ax, _opposite(norm)))
-    return _fit(_weighted(_hermitian_weights(n_, ax, _ndim(g)), spec), a, [ax])
+    return _fit(_weighted(_hermitian_weights(n_, ax, ndim_of(g)), spec), a, [ax])
 
 
 def _irfftn_vjp(default_axes):
     def rule(g, ans, a, s=None, axes=default_axes, norm=None, out=None):
         s_, axes_ = _cook(a, s, axes, invreal=True)
         spec = anp.conjugate(_F["rfftn"](g, s_, axes_, _opposite(norm)))
-        c = _hermitian_weights(s_[-1], axes_[-1], _ndim(g))
+        c = _hermitian_weights(s_[-1], axes_[-1], ndim_of(g))
         return _fit(_weighted(c, spec), a, axes_)
 
     return rule
@@ -164,14 +163,14 @@ def _irfftn_vjp(default_axes):
 
 def _hfft_vjp(g, ans, a, n=None, axis=-1, norm=None, out=None):
     ax = _axis(a, axis)
-    n_ = 2 * (_shape(a)[ax] - 1) if n is None else int(n)
+    n_ = 2 * (shape_of(a)[ax] - 1) if n is None else int(n)
     spec = _F["rfft"](g, n_, ax, norm)
-    return _fit(_weighted(_hermitian_weights(n_, ax, _ndim(g)), spec), a, [ax])
+    return _fit(_weighted(_hermitian_weights(n_, ax, ndim_of(g)), spec), a, [ax])
 
 
 def _ihfft_vjp(g, ans, a, n=None, axis=-1, norm=None, out=None):
     ax = _axis(a, axis)
-    n_ = _shape(a)[ax] if n is None else int(n)
+    n_ = shape_of(a)[ax] if n is None else int(n)
     return _fit(anp.real(_F["fft"](anp.conjugate(g), n_, ax, _opposite(norm))), a, [ax])
 
 
@@ -195,9 +194,6 @@ def register(ns):
         "ihfft": _ihfft_vjp,
     }
     for name, rule in rules.items():
-        defvjp_direct(ns[name], rule)
-        defjvp(ns[name], "same")  # linear in the array (real-linear for the real forms)
-    defvjp_direct(ns["fftshift"], lambda g, ans, x, axes=None: unbroadcast(ns["ifftshift"](g, axes), x))
-    defvjp_direct(ns["ifftshift"], lambda g, ans, x, axes=None: unbroadcast(ns["fftshift"](g, axes), x))
-    defjvp(ns["fftshift"], "same")
-    defjvp(ns["ifftshift"], "same")
+        def_rules(ns[name], [rule], ["same"])  # linear in the array (real-linear for the real forms)
+    def_rules(ns["fftshift"], [lambda g, ans, x, axes=None: unbroadcast(ns["ifftshift"](g, axes), x)], ["same"])
+    def_rules(ns["ifftshift"], [lambda g, ans, x, axes=None: unbroadcast(ns["fftshift"](g, axes), x)], ["same"])

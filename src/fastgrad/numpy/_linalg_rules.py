@@ -36,9 +36,11 @@ import numpy as onp
 from ..builtins import container_untake, make_sequence
 from ..core import SparseObject, def_linear, defjvp, defvjp_argnums, defvjp_direct, vspace
 from ..tracer import Box, getval, primitive
-from . import numpy_vjps as _vjps
 from . import numpy_wrapper as anp
-from .numpy_vjps import unbroadcast, _meta, _shape, _ndim, _is_complex
+from ._products import MATMUL_VJPS, OUTER_VJPS, TENSORDOT_VJPS
+from ._reductions import trace_vjp
+from ._registration import LINEAR, def_rules
+from ._shapes import dtype_of, inverse_permutation, is_complex, ndim_of, shape_and_dtype, shape_of, unbroadcast
 
 _matmul, _swapaxes, _conj, _real, _imag = anp.matmul, anp.swapaxes, anp.conjugate, anp.real, anp.imag
 _diagonal, _make_diagonal, _where = anp.diagonal, anp.make_diagonal, anp.where3
@@ -60,11 +62,11 @@ def T(x):
 
 def H(x):
     """Conjugate transpose over the last two axes (a transpose for real values)."""
-    return _conj(T(x)) if _is_complex(x) else T(x)
+    return _conj(T(x)) if is_complex(x) else T(x)
 
 
 def _cj(x):
-    return _conj(x) if _is_complex(x) else x
+    return _conj(x) if is_complex(x) else x
 
 
 def _diag(x):
@@ -74,7 +76,7 @@ def _diag(x):
 
 def _expand2(x):
     """A stack of scalars (...) as a stack of 1x1 matrices (..., 1, 1)."""
-    return _reshape(x, _shape(x) + (1, 1))
+    return _reshape(x, shape_of(x) + (1, 1))
 
 
 def _row(v):
@@ -228,7 +230,7 @@ def _det_jvp(g, ans, a):
 def _slogdet_vjp(g, ans, a):
     # With t = tr(A^{-1} dA): d logabsdet = Re t and d sign = sign * i Im t (0 for real A).
     g_sign, g_logabs = _part(g, 0), _part(g, 1)
-    if _is_complex(a) and not _is_zero(g_sign):
+    if is_complex(a) and not _is_zero(g_sign):
         c = g_logabs + 1j * _imag(g_sign * _part(ans, 0))
     else:
         c = g_logabs
@@ -238,11 +240,11 @@ def _slogdet_vjp(g, ans, a):
 def _slogdet_jvp(g, ans, a):
     t = _trace_solve(a, g)
     sign, logabs = _part(ans, 0), _part(ans, 1)
-    if _is_complex(a):
+    if is_complex(a):
         d_sign = sign * (1j * _imag(t))
         d_logabs = _real(t)
     else:
-        d_sign = onp.zeros(_shape(sign), _meta(sign)[1])
+        d_sign = onp.zeros(shape_of(sign), dtype_of(sign))
         d_logabs = t
     return _tangent_tuple(ans, _cast_like(d_sign, sign), _cast_like(d_logabs, logabs))
 
@@ -257,7 +259,7 @@ def _inv_jvp(g, ans, a):
 
 def _b_is_vector(b):
     # numpy >= 2: b is a (stack of) matrix unless it is exactly 1-D
-    return _ndim(b) == 1
+    return ndim_of(b) == 1
 
 
 def _solve_vjp_a(g, ans, a, b):
@@ -306,8 +308,8 @@ def _pinv_core_jvp(X, A, dA):
 
 def _eye_minus(P):
     """I - P for a stack of square matrices P."""
-    n = _shape(P)[-1]
-    return onp.eye(n, dtype=_meta(P)[1]) - P
+    n = shape_of(P)[-1]
+    return onp.eye(n, dtype=dtype_of(P)) - P
 
 
 def _pinv_core_vjp(X, A, g):
@@ -347,8 +349,8 @@ def _pinv_kwargs(args, kwargs):
 
 def _powers(a, m):
     """[A^0, A^1, ..., A^m] (A^0 the identity, as a constant)."""
-    n = _shape(a)[-1]
-    out = [onp.broadcast_to(onp.eye(n, dtype=_meta(a)[1]), _shape(a))]
+    n = shape_of(a)[-1]
+    out = [onp.broadcast_to(onp.eye(n, dtype=dtype_of(a)), shape_of(a))]
     for _ in range(m):
         out.append(a if len(out) == 1 else _matmul(out[-1], a))
     return out
@@ -399,10 +401,10 @@ def _as_chain(arrays):
     array a column), and the shape of the 2-D product."""
     mats = list(arrays)
     last = len(mats) - 1
-    if _ndim(mats[0]) == 1:
-        mats[0] = _reshape(mats[0], (1, _shape(mats[0])[0]))
-    if _ndim(mats[last]) == 1:
-        mats[last] = _reshape(mats[last], (_shape(mats[last])[0], 1))
+    if ndim_of(mats[0]) == 1:
+        mats[0] = _reshape(mats[0], (1, shape_of(mats[0])[0]))
+    if ndim_of(mats[last]) == 1:
+        mats[last] = _reshape(mats[last], (shape_of(mats[last])[0], 1))
     return mats
 
 
@@ -415,7 +417,7 @@ def _chain(mats):
 
 def _multi_dot_vjp(argnums, ans, args, kwargs):
     mats = _as_chain(args)
-    rows, cols = _shape(mats[0])[0], _shape(mats[-1])[-1]
+    rows, cols = shape_of(mats[0])[0], shape_of(mats[-1])[-1]
 
     def vjp(g):
         g2 = _reshape(g, (rows, cols))
@@ -426,7 +428,7 @@ def _multi_dot_vjp(argnums, ans, args, kwargs):
                 c = _matmul(T(_chain(mats[:i])), c)
             if i < len(mats) - 1:
                 c = _matmul(c, T(_chain(mats[i + 1 :])))
-            out.append(unbroadcast(_reshape(c, _shape(args[i])), args[i]))
+            out.append(unbroadcast(_reshape(c, shape_of(args[i])), args[i]))
         return out
 
     return vjp
@@ -442,7 +444,7 @@ def_linear(multi_dot_args)
 
 
 def _phi(P):
-    n = _shape(P)[-1]
+    n = shape_of(P)[-1]
     w = onp.tri(n, n, -1) + 0.5 * onp.eye(n)
     return P * w.astype(_real_dtype(P))
 
@@ -487,7 +489,7 @@ def _eigh_vjp(g, ans, a, UPLO="L"):
 def _eigh_jvp(g, ans, a, UPLO="L"):
     w, V = _part(ans, 0), _part(ans, 1)
     M = _matmul(H(V), _matmul(herm_from_triangle(g, _lower_of(UPLO)), V))
-    dw = _real(_diag(M)) if _is_complex(M) else _diag(M)
+    dw = _real(_diag(M)) if is_complex(M) else _diag(M)
     dV = _matmul(V, _inverse_gaps(w) * M)
     return _tangent_tuple(ans, _cast_like(dw, w), _cast_like(dV, V))
 
@@ -501,7 +503,7 @@ def _eigvalsh_vjp(g, ans, a, UPLO="L"):
 def _eigvalsh_jvp(g, ans, a, UPLO="L"):
     w, V = _parts(_L["eigh"](a, UPLO))
     M = _matmul(H(V), _matmul(herm_from_triangle(g, _lower_of(UPLO)), V))
-    return _cast_like(_real(_diag(M)) if _is_complex(M) else _diag(M), ans)
+    return _cast_like(_real(_diag(M)) if is_complex(M) else _diag(M), ans)
 
 
 # ---------------------------------------------------------------------------------------
@@ -580,14 +582,14 @@ def _eigvals_jvp(g, ans, a):
 
 
 def _svd_split(U, Vh, k, full):
-    m, n = _shape(U)[-2], _shape(Vh)[-1]
+    m, n = shape_of(U)[-2], shape_of(Vh)[-1]
     Uk = U[..., :, :k] if full and m > k else U
     Vhk = Vh[..., :k, :] if full and n > k else Vh
     return m, n, Uk, Vhk
 
 
 def _svd_jvp_core(U, s, Vh, dA, full, cplx, want_uv=True):
-    k = _shape(s)[-1]
+    k = shape_of(s)[-1]
     m, n, Uk, Vhk = _svd_split(U, Vh, k, full)
     Vk = H(Vhk)
     dAVk = _matmul(dA, Vk)
@@ -626,7 +628,7 @@ def _svd_jvp_core(U, s, Vh, dA, full, cplx, want_uv=True):
 
 
 def _svd_vjp_core(U, s, Vh, gU, gs, gVh, full, cplx):
-    k = _shape(s)[-1]
+    k = shape_of(s)[-1]
     m, n, Uk, Vhk = _svd_split(U, Vh, k, full)
     cUk = _cj(Uk)
     VkT = _cj(Vhk)  # V_k^T
@@ -677,7 +679,7 @@ def _svd_args(args, kwargs):
 
 def _svd_vjp(g, ans, a, *args, **kwargs):
     full, compute_uv, herm = _svd_args(args, kwargs)
-    cplx = _is_complex(a)
+    cplx = is_complex(a)
     if compute_uv:
         U, s, Vh = _parts(ans)
         gU, gs, gVh = _parts(g)
@@ -692,24 +694,24 @@ def _svd_vjp(g, ans, a, *args, **kwargs):
 
 def _svd_jvp(g, ans, a, *args, **kwargs):
     full, compute_uv, herm = _svd_args(args, kwargs)
-    cplx = _is_complex(a)
+    cplx = is_complex(a)
     dA = herm_from_triangle(g, True) if herm else g
     if not compute_uv:
         U, s, Vh = _parts(_L["svd"](a, False, True, herm))
         return _cast_like(_svd_jvp_core(U, s, Vh, dA, False, cplx, want_uv=False), ans)
     U, s, Vh = _part(ans, 0), _part(ans, 1), _part(ans, 2)
-    dU, ds, dVh = _svd_jvp_core(U, s, Vh, dA, full, cplx or _is_complex(g))
+    dU, ds, dVh = _svd_jvp_core(U, s, Vh, dA, full, cplx or is_complex(g))
     return _tangent_tuple(ans, _cast_like(dU, U), _cast_like(ds, s), _cast_like(dVh, Vh))
 
 
 def _svdvals_vjp(g, ans, x):
     U, s, Vh = _parts(_L["svd"](x, False))
-    return unbroadcast(_svd_vjp_core(U, s, Vh, None, g, None, False, _is_complex(x)), x)
+    return unbroadcast(_svd_vjp_core(U, s, Vh, None, g, None, False, is_complex(x)), x)
 
 
 def _svdvals_jvp(g, ans, x):
     U, s, Vh = _parts(_L["svd"](x, False))
-    return _cast_like(_svd_jvp_core(U, s, Vh, g, False, _is_complex(x), want_uv=False), ans)
+    return _cast_like(_svd_jvp_core(U, s, Vh, g, False, is_complex(x), want_uv=False), ans)
 
 
 # ---------------------------------------------------------------------------------------
@@ -737,7 +739,7 @@ def _right_solve_T(X, R):
 
 
 def _anti_part(C, cplx):
-    n = _shape(C)[-1]
+    n = shape_of(C)[-1]
     low = C * onp.tri(n, n, -1, dtype=bool)
     omega = low - H(low)
     if cplx:
@@ -746,7 +748,7 @@ def _anti_part(C, cplx):
 
 
 def _anti_part_adjoint(Y, cplx):
-    n = _shape(Y)[-1]
+    n = shape_of(Y)[-1]
     out = (Y - H(Y)) * onp.tri(n, n, -1, dtype=bool)
     if cplx:
         out = out + _make_diagonal(1j * _imag(_diag(Y)))
@@ -789,8 +791,8 @@ def _qr_jvp(g, ans, a, *args, **kwargs):
     mode = _qr_mode(args, kwargs)
     if mode == "raw":
         raise NotImplementedError("JVP of linalg.qr with mode='raw' is not defined")
-    m, n = _shape(a)[-2:]
-    cplx = _is_complex(a) or _is_complex(g)
+    m, n = shape_of(a)[-2:]
+    cplx = is_complex(a) or is_complex(g)
     if mode == "r":
         Q, R = _parts(_L["qr"](a))
     else:
@@ -804,7 +806,7 @@ def _qr_jvp(g, ans, a, *args, **kwargs):
             Qc = Q[..., :, n:]
             dQc = -_matmul(Q1, _L["solve"](H(R1), _matmul(H(g), Qc)))
             dQ = _concatenate([dQ1, dQc], axis=-1)
-            dR = _concatenate([dR1, onp.zeros(_shape(R)[:-2] + (m - n, n), _meta(dR1)[1])], axis=-2)
+            dR = _concatenate([dR1, onp.zeros(shape_of(R)[:-2] + (m - n, n), dtype_of(dR1))], axis=-2)
     else:
         dX, dY = g[..., :, :m], g[..., :, m:]
         Y = a[..., :, m:]
@@ -820,8 +822,8 @@ def _qr_vjp(g, ans, a, *args, **kwargs):
     mode = _qr_mode(args, kwargs)
     if mode == "raw":
         raise NotImplementedError("VJP of linalg.qr with mode='raw' is not defined")
-    m, n = _shape(a)[-2:]
-    cplx = _is_complex(a)
+    m, n = shape_of(a)[-2:]
+    cplx = is_complex(a)
     if mode == "r":
         Q, R = _parts(_L["qr"](a))
         gQ, gR = None, g
@@ -872,7 +874,7 @@ lstsq_parts = primitive(_lstsq_raw)
 
 
 def _lstsq_pinv(a, rcond):
-    shape, dtype = _meta(a)
+    shape, dtype = shape_and_dtype(a)
     eps = onp.finfo(dtype).eps
     if rcond is None:
         rc = eps * max(shape[-2:])
@@ -885,7 +887,7 @@ def _lstsq_pinv(a, rcond):
 
 def _lstsq_pieces(ans, a, b, rcond):
     X = _lstsq_pinv(a, rcond)
-    vec = _ndim(b) == 1
+    vec = ndim_of(b) == 1
     x = _part(ans, 0)
     x2 = _col(x) if vec else x
     b2 = _col(b) if vec else b
@@ -894,7 +896,7 @@ def _lstsq_pieces(ans, a, b, rcond):
 
 
 def _zeros_of(v):
-    shape, dtype = _meta(v)
+    shape, dtype = shape_and_dtype(v)
     return onp.zeros(shape, dtype)
 
 
@@ -908,10 +910,10 @@ def _lstsq_jvp_a(g, ans, a, b, rcond=None):
         + _matmul(_eye_minus(_matmul(X, a)), _matmul(gH, _matmul(XH, x2)))
     )
     dres = _zeros_of(_part(ans, 1))
-    if _shape(_part(ans, 1))[0]:
+    if shape_of(_part(ans, 1))[0]:
         dres = _cast_like(-2.0 * _real(_sum(_cj(r) * _matmul(g, x2), -2)), _part(ans, 1))
     U, s, Vh = _parts(_L["svd"](a, False))
-    ds = _svd_jvp_core(U, s, Vh, g, False, _is_complex(a) or _is_complex(g), want_uv=False)
+    ds = _svd_jvp_core(U, s, Vh, g, False, is_complex(a) or is_complex(g), want_uv=False)
     return _tangent_tuple(
         ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres, onp.float64(0.0), _cast_like(ds, _part(ans, 3))
     )
@@ -922,7 +924,7 @@ def _lstsq_jvp_b(g, ans, a, b, rcond=None):
     g2 = _col(g) if vec else g
     dx = _matmul(X, g2)
     dres = _zeros_of(_part(ans, 1))
-    if _shape(_part(ans, 1))[0]:
+    if shape_of(_part(ans, 1))[0]:
         dres = _cast_like(2.0 * _real(_sum(_cj(r) * g2, -2)), _part(ans, 1))
     return _tangent_tuple(
         ans, _cast_like(dx[..., 0] if vec else dx, _part(ans, 0)), dres, onp.float64(0.0), _zeros_of(_part(ans, 3))
@@ -941,12 +943,12 @@ def _lstsq_vjp_a(g, ans, a, b, rcond=None):
         t2 = _cj(_matmul(r, _matmul(gxT, _matmul(X, XH))))
         t3 = _cj(_matmul(_matmul(XH, x2), _matmul(gxT, _eye_minus(_matmul(X, a)))))
         cot = t1 + t2 + t3
-    if _shape(_part(ans, 1))[0] and not _is_zero(gres):
+    if shape_of(_part(ans, 1))[0] and not _is_zero(gres):
         t = -2.0 * _matmul(_cj(r) * _row(gres), T(x2))
         cot = t if cot is None else cot + t
     if not _is_zero(gs):
         U, s, Vh = _parts(_L["svd"](a, False))
-        t = _svd_vjp_core(U, s, Vh, None, gs, None, False, _is_complex(a))
+        t = _svd_vjp_core(U, s, Vh, None, gs, None, False, is_complex(a))
         cot = t if cot is None else cot + t
     return None if cot is None else unbroadcast(cot, a)
 
@@ -957,7 +959,7 @@ def _lstsq_vjp_b(g, ans, a, b, rcond=None):
     cot = None
     if not _is_zero(gx):
         cot = _matmul(T(X), _col(gx) if vec else gx)
-    if _shape(_part(ans, 1))[0] and not _is_zero(gres):
+    if shape_of(_part(ans, 1))[0] and not _is_zero(gres):
         t = 2.0 * _cj(r) * _row(gres)
         cot = t if cot is None else cot + t
     if cot is None:
@@ -978,7 +980,7 @@ _INF = float("inf")
 
 def _unit(x):
     """x / |x| conjugated (the derivative of |x|), 0 where x == 0."""
-    if _is_complex(x):
+    if is_complex(x):
         return _conj(x) / _safe(_abs(x))
     return onp.sign(onp.asarray(getval(x)))
 
@@ -1000,15 +1002,15 @@ def _vector_weight(x, y, ord, axes):
         share = mask / onp.maximum(mask.sum(axis=axes, keepdims=True), 1)
         return _unit(x) * share.astype(_real_dtype(x))
     if p == 0.0:
-        return onp.zeros(_shape(x), _real_dtype(x))
+        return onp.zeros(shape_of(x), _real_dtype(x))
     if p == 1.0:
         return _unit(x)
-    ax = _abs(x) if _is_complex(x) else x * _unit(x)
+    ax = _abs(x) if is_complex(x) else x * _unit(x)
     return _unit(x) * _safe(ax) ** (p - 1.0) * _safe(y) ** (1.0 - p)
 
 
 def _real_dtype(x):
-    dt = _meta(x)[1]
+    dt = dtype_of(x)
     return onp.empty(0, dt).real.dtype if dt.kind in "fc" else onp.dtype(onp.float64)
 
 
@@ -1023,7 +1025,7 @@ def _matrix_weight(x, y, ord, axes):
         if ord == "nuc":
             W = _matmul(U, Vh)
         else:
-            i = 0 if ord == 2 else _shape(s)[-1] - 1
+            i = 0 if ord == 2 else shape_of(s)[-1] - 1
             W = _matmul(U[..., :, i : i + 1], Vh[..., i : i + 1, :])
         return _moveaxis(_cj(W), (-2, -1), (r, c))
     p = float(ord)
@@ -1042,7 +1044,7 @@ def _matrix_weight(x, y, ord, axes):
 
 def _norm_plan(x, ord, axis):
     """('vector' | 'matrix', axes) of numpy.linalg.norm's arguments."""
-    nd = _ndim(x)
+    nd = ndim_of(x)
     if axis is None:
         if ord is None:
             return "vector", tuple(range(nd)), None
@@ -1059,7 +1061,7 @@ def _kept(y, x, axes, keepdims):
     """The norm ``y`` with the reduced ``axes`` of ``x`` present (as size-1 axes)."""
     if keepdims:
         return y
-    shape = tuple(1 if i in axes else n for i, n in enumerate(_shape(x)))
+    shape = tuple(1 if i in axes else n for i, n in enumerate(shape_of(x)))
     return _reshape(y, shape)
 
 
@@ -1078,7 +1080,7 @@ def _norm_vjp_from(g, ans, x, kind, axes, ord, keepdims):
 def _norm_jvp_from(g, ans, x, kind, axes, ord, keepdims):
     W = _norm_weight(x, ans, kind, axes, ord, keepdims)
     prod = W * g
-    if _is_complex(prod):
+    if is_complex(prod):
         prod = _real(prod)
     return _cast_like(_sum(prod, axis=axes, keepdims=keepdims), ans)
 
@@ -1103,7 +1105,7 @@ def _norm_jvp(g, ans, x, *args, **kwargs):
 
 
 def _vector_norm_plan(x, axis, ord):
-    nd = _ndim(x)
+    nd = ndim_of(x)
     if axis is None:
         axes = tuple(range(nd))
     elif isinstance(axis, (int, onp.integer)):
@@ -1124,7 +1126,7 @@ def _vector_norm_jvp(g, ans, x, axis=None, keepdims=False, ord=2):
 
 
 def _matrix_norm_axes(x):
-    nd = _ndim(x)
+    nd = ndim_of(x)
     return (nd - 2, nd - 1)
 
 
@@ -1151,7 +1153,7 @@ def _cond_weight(x, ans, p):
         if p == -2:
             return _cj(c * (last / sl - first / s0))
         return _cj(c * (first / s0 - last / sl))
-    axes = (_ndim(x) - 2, _ndim(x) - 1)
+    axes = (ndim_of(x) - 2, ndim_of(x) - 1)
     Xi = _L["inv"](x)
     n1 = _L["norm"](x, p, (-2, -1))
     n2 = _L["norm"](Xi, p, (-2, -1))
@@ -1166,13 +1168,13 @@ def _cond_vjp(g, ans, x, p=None):
 
 def _cond_jvp(g, ans, x, p=None):
     prod = _cond_weight(x, ans, p) * g
-    if _is_complex(prod):
+    if is_complex(prod):
         prod = _real(prod)
     return _cast_like(_sum(prod, axis=(-2, -1)), ans)
 
 
 def _tensorinv_vjp(g, ans, a, ind=2):
-    shape = _shape(a)
+    shape = shape_of(a)
     P = math.prod(shape[:ind])
     B = _reshape(ans, (-1, P))
     gB = _reshape(g, (-1, P))
@@ -1180,15 +1182,15 @@ def _tensorinv_vjp(g, ans, a, ind=2):
 
 
 def _tensorinv_jvp(g, ans, a, ind=2):
-    shape = _shape(a)
+    shape = shape_of(a)
     P = math.prod(shape[:ind])
     B = _reshape(ans, (-1, P))
     dM = _reshape(g, (P, -1))
-    return _reshape(-_matmul(B, _matmul(dM, B)), _shape(ans))
+    return _reshape(-_matmul(B, _matmul(dM, B)), shape_of(ans))
 
 
 def _tensorsolve_perm(a, axes):
-    nd = _ndim(a)
+    nd = ndim_of(a)
     perm = list(range(nd))
     if axes is not None:
         for k in axes:
@@ -1200,8 +1202,8 @@ def _tensorsolve_perm(a, axes):
 def _tensorsolve_mats(ans, a, b, axes):
     """(A as a matrix, x as a column, the permutation applied to a's axes)."""
     perm = _tensorsolve_perm(a, axes)
-    a2 = _vjps._transpose(a, perm) if perm != sorted(perm) else a
-    n = math.prod(_shape(b))
+    a2 = anp.transpose(a, perm) if perm != sorted(perm) else a
+    n = math.prod(shape_of(b))
     return _reshape(a2, (n, -1)), _reshape(ans, (-1, 1)), perm
 
 
@@ -1209,27 +1211,27 @@ def _tensorsolve_vjp_a(g, ans, a, b, axes=None):
     A, x, perm = _tensorsolve_mats(ans, a, b, axes)
     gb = _solve_T(A, _reshape(g, (-1, 1)))
     cot = -_matmul(gb, T(x))
-    shape2 = tuple(_shape(a)[i] for i in perm)
+    shape2 = tuple(shape_of(a)[i] for i in perm)
     cot = _reshape(cot, shape2)
     if perm != sorted(perm):
-        cot = _vjps._transpose(cot, _vjps._argsort(perm))
+        cot = anp.transpose(cot, inverse_permutation(perm))
     return unbroadcast(cot, a)
 
 
 def _tensorsolve_vjp_b(g, ans, a, b, axes=None):
     A, x, perm = _tensorsolve_mats(ans, a, b, axes)
-    return unbroadcast(_reshape(_solve_T(A, _reshape(g, (-1, 1))), _shape(b)), b)
+    return unbroadcast(_reshape(_solve_T(A, _reshape(g, (-1, 1))), shape_of(b)), b)
 
 
 def _tensorsolve_jvp_a(g, ans, a, b, axes=None):
     A, x, perm = _tensorsolve_mats(ans, a, b, axes)
     dA, _, _ = _tensorsolve_mats(ans, g, b, axes)
-    return _reshape(-_L["solve"](A, _matmul(dA, x)), _shape(ans))
+    return _reshape(-_L["solve"](A, _matmul(dA, x)), shape_of(ans))
 
 
 def _tensorsolve_jvp_b(g, ans, a, b, axes=None):
     A, x, perm = _tensorsolve_mats(ans, a, b, axes)
-    return _reshape(_L["solve"](A, _reshape(g, (-1, 1))), _shape(ans))
+    return _reshape(_L["solve"](A, _reshape(g, (-1, 1))), shape_of(ans))
 
 
 # ---------------------------------------------------------------------------------------
@@ -1239,7 +1241,7 @@ def _tensorsolve_jvp_b(g, ans, a, b, axes=None):
 def _vecdot_vjp_x1(g, ans, x1, x2, axis=-1):
     # vecdot = sum(conj(x1) * x2, axis): Re(g conj(dx1) x2) = Re(conj(g x2) dx1)
     ge = _expand_dims(g, _vecdot_axis(axis, x1, x2))
-    return unbroadcast(_cj(ge * x2) if (_is_complex(x2) or _is_complex(g)) else ge * x2, x1)
+    return unbroadcast(_cj(ge * x2) if (is_complex(x2) or is_complex(g)) else ge * x2, x1)
 
 
 def _vecdot_vjp_x2(g, ans, x1, x2, axis=-1):
@@ -1249,7 +1251,7 @@ def _vecdot_vjp_x2(g, ans, x1, x2, axis=-1):
 
 def _vecdot_axis(axis, x1, x2):
     """The reduced axis as a negative index (counted from the end of the broadcast shape)."""
-    nd = max(_ndim(x1), _ndim(x2))
+    nd = max(ndim_of(x1), ndim_of(x2))
     return int(axis) - nd if axis >= 0 else int(axis)
 
 
@@ -1261,8 +1263,12 @@ def _cross_vjp_x2(g, ans, x1, x2, axis=-1):
     return unbroadcast(_L["cross"](g, x1, axis=axis), x2)
 
 
+def _diagonal_vjp(g, ans, x, offset=0):
+    return unbroadcast(anp.diag_embed(g, offset, ndim_of(x) - 2, ndim_of(x) - 1, shape_of(x)), x)
+
+
 def _trace_vjp(g, ans, x, offset=0, dtype=None):
-    return _vjps._trace_vjp(g, ans, x, offset, -2, -1)
+    return trace_vjp(g, ans, x, offset, -2, -1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1272,69 +1278,35 @@ def _trace_vjp(g, ans, x, offset=0, dtype=None):
 def register(ns):
     """Register the rules for the primitives of the linalg namespace ``ns``."""
     _L.update(ns)
-    defvjp_direct(ns["det"], _det_vjp)
-    defjvp(ns["det"], _det_jvp)
-    defvjp_direct(ns["slogdet"], _slogdet_vjp)
-    defjvp(ns["slogdet"], _slogdet_jvp)
-    defvjp_direct(ns["inv"], _inv_vjp)
-    defjvp(ns["inv"], _inv_jvp)
-    defvjp_direct(ns["solve"], _solve_vjp_a, _solve_vjp_b)
-    defjvp(ns["solve"], _solve_jvp_a, _solve_jvp_b)
-    defvjp_direct(ns["pinv"], _pinv_vjp)
-    defjvp(ns["pinv"], _pinv_jvp)
-    defvjp_direct(ns["matrix_power"], _matrix_power_vjp)
-    defjvp(ns["matrix_power"], _matrix_power_jvp)
-    defvjp_direct(ns["cholesky"], _cholesky_vjp)
-    defjvp(ns["cholesky"], _cholesky_jvp)
-    defvjp_direct(ns["eigh"], _eigh_vjp)
-    defjvp(ns["eigh"], _eigh_jvp)
-    defvjp_direct(ns["eigvalsh"], _eigvalsh_vjp)
-    defjvp(ns["eigvalsh"], _eigvalsh_jvp)
-    defvjp_direct(ns["eig"], _eig_vjp)
-    defjvp(ns["eig"], _eig_jvp)
-    defvjp_direct(ns["eigvals"], _eigvals_vjp)
-    defjvp(ns["eigvals"], _eigvals_jvp)
-    defvjp_direct(ns["svd"], _svd_vjp)
-    defjvp(ns["svd"], _svd_jvp)
-    defvjp_direct(ns["svdvals"], _svdvals_vjp)
-    defjvp(ns["svdvals"], _svdvals_jvp)
-    defvjp_direct(ns["qr"], _qr_vjp)
-    defjvp(ns["qr"], _qr_jvp)
-    defvjp_direct(lstsq_parts, _lstsq_vjp_a, _lstsq_vjp_b)
-    defjvp(lstsq_parts, _lstsq_jvp_a, _lstsq_jvp_b)
-    defvjp_direct(ns["norm"], _norm_vjp)
-    defjvp(ns["norm"], _norm_jvp)
-    defvjp_direct(ns["vector_norm"], _vector_norm_vjp)
-    defjvp(ns["vector_norm"], _vector_norm_jvp)
-    defvjp_direct(ns["matrix_norm"], _matrix_norm_vjp)
-    defjvp(ns["matrix_norm"], _matrix_norm_jvp)
+    def_rules(ns["det"], [_det_vjp], [_det_jvp])
+    def_rules(ns["slogdet"], [_slogdet_vjp], [_slogdet_jvp])
+    def_rules(ns["inv"], [_inv_vjp], [_inv_jvp])
+    def_rules(ns["solve"], [_solve_vjp_a, _solve_vjp_b], [_solve_jvp_a, _solve_jvp_b])
+    def_rules(ns["pinv"], [_pinv_vjp], [_pinv_jvp])
+    def_rules(ns["matrix_power"], [_matrix_power_vjp], [_matrix_power_jvp])
+    def_rules(ns["cholesky"], [_cholesky_vjp], [_cholesky_jvp])
+    def_rules(ns["eigh"], [_eigh_vjp], [_eigh_jvp])
+    def_rules(ns["eigvalsh"], [_eigvalsh_vjp], [_eigvalsh_jvp])
+    def_rules(ns["eig"], [_eig_vjp], [_eig_jvp])
+    def_rules(ns["eigvals"], [_eigvals_vjp], [_eigvals_jvp])
+    def_rules(ns["svd"], [_svd_vjp], [_svd_jvp])
+    def_rules(ns["svdvals"], [_svdvals_vjp], [_svdvals_jvp])
+    def_rules(ns["qr"], [_qr_vjp], [_qr_jvp])
+    def_rules(lstsq_parts, [_lstsq_vjp_a, _lstsq_vjp_b], [_lstsq_jvp_a, _lstsq_jvp_b])
+    def_rules(ns["norm"], [_norm_vjp], [_norm_jvp])
+    def_rules(ns["vector_norm"], [_vector_norm_vjp], [_vector_norm_jvp])
+    def_rules(ns["matrix_norm"], [_matrix_norm_vjp], [_matrix_norm_jvp])
 
-    defvjp_direct(ns["cond"], _cond_vjp)
-    defjvp(ns["cond"], _cond_jvp)
-    defvjp_direct(ns["tensorinv"], _tensorinv_vjp)
-    defjvp(ns["tensorinv"], _tensorinv_jvp)
-    defvjp_direct(ns["tensorsolve"], _tensorsolve_vjp_a, _tensorsolve_vjp_b)
-    defjvp(ns["tensorsolve"], _tensorsolve_jvp_a, _tensorsolve_jvp_b)
+    def_rules(ns["cond"], [_cond_vjp], [_cond_jvp])
+    def_rules(ns["tensorinv"], [_tensorinv_vjp], [_tensorinv_jvp])
+    def_rules(ns["tensorsolve"], [_tensorsolve_vjp_a, _tensorsolve_vjp_b], [_tensorsolve_jvp_a, _tensorsolve_jvp_b])
 
     # numpy.linalg's own versions of main-namespace functions (distinct NumPy objects)
-    defvjp_direct(ns["matmul"], _vjps._matmul_vjp_a, _vjps._matmul_vjp_b)
-    def_linear(ns["matmul"])
-    defvjp_direct(
-        ns["tensordot"], _vjps._tensordot_rule(_vjps._tensordot_vjp_a), _vjps._tensordot_rule(_vjps._tensordot_vjp_b)
-    )
-    def_linear(ns["tensordot"])
-    defvjp_direct(ns["outer"], _vjps._outer_vjp_a, _vjps._outer_vjp_b)
-    def_linear(ns["outer"])
-    defvjp_direct(ns["matrix_transpose"], lambda g, ans, x: unbroadcast(T(g), x))
-    defjvp(ns["matrix_transpose"], "same")
-    defvjp_direct(
-        ns["diagonal"],
-        lambda g, ans, x, offset=0: unbroadcast(anp.diag_embed(g, offset, _ndim(x) - 2, _ndim(x) - 1, _shape(x)), x),
-    )
-    defjvp(ns["diagonal"], "same")
-    defvjp_direct(ns["trace"], _trace_vjp)
-    defjvp(ns["trace"], "same")
-    defvjp_direct(ns["vecdot"], _vecdot_vjp_x1, _vecdot_vjp_x2)
-    def_linear(ns["vecdot"])
-    defvjp_direct(ns["cross"], _cross_vjp_x1, _cross_vjp_x2)
-    def_linear(ns["cross"])
+    def_rules(ns["matmul"], MATMUL_VJPS, LINEAR)
+    def_rules(ns["tensordot"], TENSORDOT_VJPS, LINEAR)
+    def_rules(ns["outer"], OUTER_VJPS, LINEAR)
+    def_rules(ns["matrix_transpose"], [lambda g, ans, x: unbroadcast(T(g), x)], ["same"])
+    def_rules(ns["diagonal"], [_diagonal_vjp], ["same"])
+    def_rules(ns["trace"], [_trace_vjp], ["same"])
+    def_rules(ns["vecdot"], [_vecdot_vjp_x1, _vecdot_vjp_x2], LINEAR)
+    def_rules(ns["cross"], [_cross_vjp_x1, _cross_vjp_x2], LINEAR)

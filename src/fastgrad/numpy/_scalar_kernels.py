@@ -58,7 +58,7 @@ OPERATOR_FORWARD = {
 }
 
 # primitive -> {argnum: reverse kernel}: each names the expression of the Python rule
-# (numpy_vjps) for that argument; "g" is a rule that returns g itself.  true_divide's
+# (the product in numpy/_elementwise.py) for that argument; "g" is a rule that returns g itself.  true_divide's
 # rule for y, -g * x / y ** 2, has none: NumPy's y ** 2 on a float64 is the C library's
 # pow (which may differ from y * y by an ulp), not a loop the engine can call.
 REVERSE = {

@@ -1,8 +1,8 @@
 """fastgrad.numpy's namespace: every callable of NumPy, wrapped so that calls on traced
 values are recorded.
 
-* functions and ufuncs become primitives (their gradient rules live in numpy_vjps /
-  numpy_jvps); a wrapper is made once per NumPy object, so aliases (``abs``/``absolute``,
+* functions and ufuncs become primitives (their gradient rules live in the rule modules
+  that numpy_vjps lists); a wrapper is made once per NumPy object, so aliases (``abs``/``absolute``,
   ``concat``/``concatenate``, ``pow``/``power``...) are one object;
 * functions whose result does not depend differentiably on their inputs (comparisons,
   rounding, arg-indices, shapes, predicates, ``*_like``...) unbox their arguments and

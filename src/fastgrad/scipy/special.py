@@ -17,9 +17,9 @@ import scipy.special as _sps
 
 from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
-from ..numpy.numpy_vjps import unbroadcast
+from ..numpy._shapes import match, unbroadcast
 from ..tracer import getval, primitive
-from ._util import MISSING, def_elementwise, make_wrapper, match
+from ._util import MISSING, def_elementwise, make_wrapper
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)

@@ -9,10 +9,9 @@ import numpy as onp
 
 from ...numpy import numpy_wrapper as anp
 from ...tracer import getval, isbox, notrace_primitive, primitive
-from .._util import match
 from ..special import digamma
 from ...core import defjvp, defvjp_direct
-from ...numpy.numpy_vjps import unbroadcast
+from ...numpy._shapes import match, unbroadcast
 
 
 def _raw(method):

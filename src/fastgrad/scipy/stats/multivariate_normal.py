@@ -14,9 +14,8 @@ import numpy as onp
 
 from ...core import defjvp, defvjp_direct
 from ...numpy import linalg as _linalg, numpy_wrapper as anp
-from ...numpy.numpy_vjps import unbroadcast
+from ...numpy._shapes import match, unbroadcast
 from ...tracer import getval, isbox, primitive
-from .._util import match
 from ..linalg import inv, T
 
 _mvn = _st.multivariate_normal
