@@ -8,10 +8,9 @@ memory limit each), generates a dataset at least twice one worker's limit chunk 
 the workers, fits by gradient descent, checks its first gradient against the same gradient
 written by hand in Dask, prints progress and saves a plot of the loss.
 
-Until fastgrad recognises Dask arrays itself (issue #17), the program registers them with
-fastgrad from user code (``register_dask_with_fastgrad``).
+fastgrad recognises Dask arrays by itself once Dask is imported: nothing is registered.
 
-    pip install ".[examples]" "dask[array]" distributed
+    pip install ".[examples,dask]"
     python examples/dask_logistic_regression.py [--iters 15] [--rows 5500000] [--plot out.png]
 """
 
@@ -36,30 +35,6 @@ NUM_ITERS = 15
 N_ROWS, N_FEATURES, CHUNK_ROWS = 5_500_000, 20, 250_000
 WORKER_MEMORY = "400MiB"
 DEFAULT_PLOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots", "dask_logistic_regression.png")
-
-
-def register_dask_with_fastgrad():
-    """Box Dask arrays and give them a vector space that stays on Dask (zeros keep the chunks)."""
-    from fastgrad.extend import VSpace
-    from fastgrad.numpy.numpy_boxes import ArrayBox
-    from fastgrad.numpy.numpy_vspaces import ArrayVSpace
-
-    class DaskVSpace(ArrayVSpace):
-        def __init__(self, value):
-            self.shape, self.dtype, self.chunks = value.shape, value.dtype, value.chunks
-
-        def zeros(self):
-            return da.zeros(self.shape, dtype=self.dtype, chunks=self.chunks)
-
-        def ones(self):
-            return da.ones(self.shape, dtype=self.dtype, chunks=self.chunks)
-
-        def _mut_add(self, x, y):
-            return x + y  # Dask arrays are immutable: a new sum, never x += y
-
-    if da.Array not in VSpace.mappings:
-        ArrayBox.register(da.Array)
-        VSpace.register(da.Array, DaskVSpace)
 
 
 # gallery-start
@@ -107,7 +82,6 @@ def main(
     """Fit; ``callback(i, loss)`` is called after each step's loss is computed.
 
     ``local_cluster=False`` computes in this process (Dask's threads) instead of a cluster."""
-    register_dask_with_fastgrad()
     data_bytes = n_rows * (n_features + 1) * 8
     client = cluster = None
     if local_cluster:

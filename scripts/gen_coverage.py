@@ -604,7 +604,62 @@ def render(lists=None):
     for line in lines[1:]:  # its title becomes the heading above
         w("#" + line if line.startswith("#") else line)
     w("")
+    out.extend(backend_section())
     return "\n".join(out)
+
+
+KNOWN_FAILURES = REPO / "tests" / "backends" / "known_failures.txt"
+BACKEND_LABELS = {
+    "fakecupy": "CuPy (the stand-in of tests/backends)",
+    "dask-1chunk": "Dask, one chunk",
+    "dask-chunks2": "Dask, chunks of 2",
+    "dask-uneven": "Dask, uneven chunks",
+}
+
+
+def _function_of_case(case_id):
+    """The function a backend rule case exercises: 'linalg:eig-real' -> 'linalg.eig'."""
+    table, name = case_id.split(":", 1)
+    name = name.split("-")[0]
+    prefix = {"linalg": "linalg.", "fft": "fft.", "special": "scipy.special."}.get(table, "")
+    return prefix + name if not name.startswith(prefix) else name
+
+
+def backend_section():
+    """The section on other array libraries, read from tests/backends/known_failures.txt (the
+    rule cases that do not yet work on a backend, with why)."""
+    refused, failing = {}, {}
+    for line in KNOWN_FAILURES.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        backend, case_id, category = line.split("\t")[:3]
+        into = refused if category in ("backend-lacks", "fastgrad-refuses") else failing
+        into.setdefault(backend, {}).setdefault(_function_of_case(case_id), set()).add(category)
+    out = ["## Other array libraries (Dask, CuPy)", ""]
+    out.append(
+        "fastgrad.numpy's functions run on Dask and CuPy arrays through NumPy's dispatch "
+        "([Beyond one machine](beyond-one-machine.md)). `tests/backends` reruns every rule case "
+        "on them; the cases that do not work yet are listed in `tests/backends/known_failures.txt`, "
+        "from which these lists are made, by rule case (its name without the variant: the function, "
+        "or the function and what the case exercises). **Refused**: the library cannot run the function (or "
+        "its derivative) and an error says so. **Not yet backend-neutral**: a rule still converts "
+        "to NumPy or branches on data (Dask computes, CuPy copies to the host), or passes a "
+        "keyword the library rejects; these are being fixed in the rule modules."
+    )
+    out.append("")
+    for backend, label in BACKEND_LABELS.items():
+        out.append("### %s" % label)
+        out.append("")
+        names = sorted(refused.get(backend, {}))
+        out.append("Refused (%d): %s." % (len(names), ", ".join("`%s`" % n for n in names) if names else "none"))
+        out.append("")
+        names = sorted(failing.get(backend, {}))
+        out.append(
+            "Not yet backend-neutral (%d): %s."
+            % (len(names), ", ".join("`%s`" % n for n in names) if names else "none")
+        )
+        out.append("")
+    return out
 
 
 def main(argv=None):

@@ -50,7 +50,6 @@ def _best_time(fun, repeats):
 def cluster_rows(args):
     from distributed import Client, LocalCluster
 
-    example.register_dask_with_fastgrad()
     cluster = LocalCluster(
         n_workers=2,
         threads_per_worker=1,

@@ -30,6 +30,7 @@ from typing import Any, Callable, ParamSpec, Sequence, TypeVar, Union
 
 import numpy as _onp
 
+from . import _backends
 from . import numpy as np
 from ._gc import gc_paused
 from .builtins import _container_space_types, register_container_type, traced_container
@@ -317,6 +318,13 @@ def _rebuild(like, leaves):
     return next(leaves)
 
 
+def _zeros(shape, like):
+    """float64 zeros of ``shape`` on the backend of ``like`` (a Dask or CuPy value: theirs)."""
+    like = getval(like)
+    backend = _backends.backend_of(like)
+    return _onp.zeros(shape) if backend is _backends.NUMPY else backend.zeros(shape, _onp.float64)
+
+
 def _jacobian_blocks(vjp, ans, ans_vs, x):
     """The Jacobian of a function with container output and/or input, as nested blocks:
     the output's structure whose leaves are the input's structure whose leaves are arrays
@@ -333,7 +341,7 @@ def _jacobian_blocks(vjp, ans, ans_vs, x):
         per_input = []
         for in_path, in_shape in zip(in_paths, in_shapes):
             if size == 0:
-                per_input.append(_onp.zeros(out_shape + in_shape))
+                per_input.append(_zeros(out_shape + in_shape, out_leaf))
             else:
                 column = [_at(row, in_path) for row in row_block]
                 per_input.append(np.reshape(np.stack(column), out_shape + in_shape))
@@ -376,7 +384,7 @@ def jacobian(fun: Callable[..., Any], x: Any) -> Any:
             return _jacobian_blocks(vjp, ans, ans_vs, x)
         x_shape = vspace(x).shape
         if ans_vs.size == 0:
-            return _onp.zeros(ans_vs.shape + x_shape)
+            return _zeros(ans_vs.shape + x_shape, ans)
         rows = [vjp(basis) for basis in ans_vs.standard_basis()]
         return np.reshape(np.stack(rows), ans_vs.shape + x_shape)
 

@@ -1,8 +1,8 @@
 """The backend tests: fastgrad's rule cases rerun on Dask and on a CuPy stand-in.
 
-Fixtures: ``registered`` (module-scoped, autouse) registers the CuPy stand-in and, where
-installed, Dask with fastgrad from the test side (registration.py) and removes them after
-the module, so the rest of the suite runs as without these tests.
+Nothing is registered with fastgrad: Dask (and CuPy) arrays are recognised by
+fastgrad._backends once their library is imported.  The CuPy stand-in is a test module, so
+it is made known to that registry as a library with CuPy's API (``stand_in.py``), as CuPy is.
 
 At the end of a run, a table per backend: how many cases are correct, refused with a
 clear error, wrong, broken (another exception), or not portable as written, and the
@@ -13,24 +13,14 @@ import collections
 import sys
 from pathlib import Path
 
-import pytest
-
 HERE = Path(__file__).resolve().parent
 for _p in (HERE, HERE.parent):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-import registration  # noqa: E402
-from array_backends import HAVE_DASK  # noqa: E402
+import stand_in  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def registered():
-    registration.register_fake_cupy()
-    if HAVE_DASK:
-        registration.register_dask()
-    yield
-    registration.unregister_all()
+stand_in.make_known()
 
 
 def pytest_terminal_summary(terminalreporter):

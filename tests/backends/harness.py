@@ -27,6 +27,7 @@ import numpy as onp
 
 import fastgrad
 import fastgrad.numpy as fnp
+from fastgrad._backends import BackendError
 from array_backends import NUMPY, leaves, put_tree
 from cases import rebind_constants
 
@@ -38,6 +39,7 @@ RTOL = 1e-10
 # case itself is not portable (it mixes a NumPy array into device arrays in its own code).
 CATEGORIES = {
     "backend-lacks": ("refused", "the backend has no implementation of a function (its own clear error)"),
+    "fastgrad-refuses": ("refused", "fastgrad's error naming the function and the backend (fastgrad._backends)"),
     "scatter-add": ("broken", "np.add.at (ufunc.at) in a rule: neither Dask nor CuPy has it"),
     "mut-add": ("broken", "in-place x += y of a backend cotangent into a NumPy array (ArrayVSpace._mut_add)"),
     "default-kwarg": (
@@ -263,6 +265,8 @@ def classify_exception(e):
     ours = [fr for fr in frames if "/tests/backends/" not in fr.filename]
     ours = [fr for fr in ours if "/fastgrad/" in fr.filename or "/tests/" in fr.filename]
     in_case = bool(ours) and "/tests/" in ours[-1].filename
+    if isinstance(e, BackendError):
+        return Outcome("fastgrad-refuses", text)
     if "'at'" in msg or ".at(" in msg or "add.at" in msg:
         return Outcome("scatter-add", text)
     if "_mut_add" in names:

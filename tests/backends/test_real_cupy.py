@@ -21,7 +21,6 @@ import fastgrad.numpy as np  # noqa: E402
 import array_backends as backends  # noqa: E402
 import cases  # noqa: E402
 import harness  # noqa: E402
-import registration  # noqa: E402
 
 
 class CupyBackend(backends.Backend):
@@ -38,9 +37,15 @@ class CupyBackend(backends.Backend):
         return isinstance(x, cupy.ndarray)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cupy_registered():
-    registration.register_cupy()
+def test_cupy_is_recognised_without_registration():
+    from fastgrad import _backends
+    from fastgrad.extend import vspace
+
+    x = cupy.ones((2, 3))
+    assert _backends.backend_of(x).name == "cupy"
+    assert isinstance(vspace(x).zeros(), cupy.ndarray)
+    acc = _backends.backend_of(x).scatter_add(cupy.zeros(3), onp.array([0, 0, 2]), cupy.ones(3))
+    assert cupy.asnumpy(acc).tolist() == [2.0, 0.0, 1.0]
 
 
 def test_logistic_gradient_on_the_gpu():

@@ -6,6 +6,7 @@ like the corresponding function call.
 
 import numpy as _np
 
+from .. import _backends
 from .._engine import engine as _engine
 from ..builtins import SequenceBox  # noqa: F401  (autograd's numpy_boxes has these names too)
 from ..tracer import Box, getval, primitive  # noqa: F401
@@ -64,6 +65,14 @@ _SETITEM_MESSAGE = (
     "entries, np.concatenate / np.stack to assemble pieces, or A + np.eye(n) * d / "
     "A * (1 - onehot) + v * onehot for single entries."
 )
+
+
+def _given(kwargs, **defaults_or_not):
+    """``kwargs`` plus the keyword arguments whose value is not the default (None, False, 0)."""
+    for k, v in defaults_or_not.items():
+        if v is not None and v is not False and not (k == "ddof" and type(v) is int and v == 0):
+            kwargs[k] = v
+    return kwargs
 
 
 def _shape_of(value):
@@ -204,10 +213,12 @@ class ArrayBox(_engine.ArithmeticBox):
         return numpy
 
     # ---- methods ----------------------------------------------------------------------
+    # Keyword arguments at their defaults are not passed on: Dask's reshape, astype and
+    # reductions reject some of NumPy's (order=, subok=, out=).
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and (shape[0] is None or not isinstance(shape[0], (int, _np.integer))):
             shape = shape[0]
-        return anp.reshape(self, shape, order=order)
+        return anp.reshape(self, shape) if order == "C" else anp.reshape(self, shape, order=order)
 
     def transpose(self, *axes):
         if not axes:
@@ -219,11 +230,14 @@ class ArrayBox(_engine.ArithmeticBox):
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return anp.astype_method(self, dtype, order=order, casting=casting, subok=subok, copy=copy)
 
+    # the value's own item/tolist (CuPy's copy to the host; a NumPy array's as before)
     def item(self, *args):
-        return _np.asarray(getval(self._value)).item(*args)
+        value = getval(self._value)
+        return value.item(*args) if hasattr(value, "item") else _np.asarray(value).item(*args)
 
     def tolist(self):
-        return _np.asarray(getval(self._value)).tolist()
+        value = getval(self._value)
+        return value.tolist() if hasattr(value, "tolist") else _np.asarray(value).tolist()
 
     def conj(self):
         return anp.conjugate(self)
@@ -234,10 +248,10 @@ class ArrayBox(_engine.ArithmeticBox):
         return anp.copy(self, order=order)
 
     def flatten(self, order="C"):
-        return anp.ravel(self, order=order)
+        return anp.ravel(self) if order == "C" else anp.ravel(self, order=order)
 
     def ravel(self, order="C"):
-        return anp.ravel(self, order=order)
+        return anp.ravel(self) if order == "C" else anp.ravel(self, order=order)
 
     def dot(self, b):
         return anp.dot(self, b)
@@ -246,25 +260,25 @@ class ArrayBox(_engine.ArithmeticBox):
         return anp.clip(self, min, max, **kwargs)
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        return anp.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+        return anp.sum(self, **_given(kwargs, axis=axis, dtype=dtype, out=out, keepdims=keepdims))
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        return anp.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+        return anp.mean(self, **_given(kwargs, axis=axis, dtype=dtype, out=out, keepdims=keepdims))
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        return anp.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+        return anp.prod(self, **_given(kwargs, axis=axis, dtype=dtype, out=out, keepdims=keepdims))
 
     def max(self, axis=None, out=None, keepdims=False, **kwargs):
-        return anp.max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+        return anp.max(self, **_given(kwargs, axis=axis, out=out, keepdims=keepdims))
 
     def min(self, axis=None, out=None, keepdims=False, **kwargs):
-        return anp.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+        return anp.min(self, **_given(kwargs, axis=axis, out=out, keepdims=keepdims))
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        return anp.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
+        return anp.var(self, **_given(kwargs, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        return anp.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
+        return anp.std(self, **_given(kwargs, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims))
 
     def ptp(self, axis=None, out=None, keepdims=False):
         return anp.ptp(self, axis=axis, out=out, keepdims=keepdims)
@@ -338,6 +352,16 @@ _FLOAT_TYPES = (
 )
 for _t in _FLOAT_TYPES:
     ArrayBox.register(_t)
+
+
+def _register_backend(backend):
+    # arrays of another library (Dask, CuPy) are traced as NumPy's are, once it is imported
+    for t in backend.types:
+        if t not in ArrayBox.type_mappings:
+            ArrayBox.register(t)
+
+
+_backends.on_load(_register_backend)
 
 
 _engine.use_compiled_operators(ArrayBox)

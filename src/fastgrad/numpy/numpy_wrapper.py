@@ -26,6 +26,7 @@ import warnings as _warnings
 
 import numpy as _np
 
+from .. import _backends
 from ..core import SparseObject as _SparseObject
 from ..tracer import Box as _Box, getval as _getval, notrace_primitive, primitive
 
@@ -165,7 +166,7 @@ def _list_aware_primitive(np_fun):
         t = _type(a)
         if whole is not None and t is _ndarray and not args and not kwargs and a.dtype.type is _float64:
             return whole(a)
-        if (t is _list or t is _tuple) and _contains_box(a):
+        if (t is _list or t is _tuple) and (_contains_box(a) or _backends.LOADED and _contains_foreign(a)):
             return this[0](array(a), *args, **kwargs)
         return np_fun(a, *args, **kwargs)
 
@@ -265,6 +266,15 @@ def _contains_box(seq):
     return False
 
 
+def _contains_foreign(seq):
+    """True if the list/tuple ``seq`` holds (at any depth) an array of another library."""
+    for e in seq:
+        t = _type(e)
+        if (t is _list or t is _tuple) and _contains_foreign(e) or _backends.is_foreign(e):
+            return True
+    return False
+
+
 def _is_traced_sequence(obj):
     """True if ``obj`` is a list/tuple holding traced values, or a traced list/tuple."""
     t = _type(obj)
@@ -326,19 +336,36 @@ _add_at = _np.add.at
 
 
 def _untake_raw(g, idx, vs):
-    """The cotangent of ``A[idx]`` as a sparse object: added into a dense array on demand."""
+    """The cotangent of ``A[idx]`` as a sparse object: added into a dense array on demand
+    (``A`` belongs to the sum being built; an array of another library than NumPy gets the
+    backend's scatter-add)."""
     if _is_basic_index(idx):
 
         def mut_add(A):
-            A[idx] += g
+            try:
+                A[idx] += g
+            except _SCATTER_ERRORS:
+                if _type(A) is _ndarray or not _backends.is_foreign(A):
+                    raise
+                return _backends.backend_of(A).scatter_add(A, idx, g)
             return A
     else:
 
         def mut_add(A):
-            _add_at(A, idx, g)
+            try:
+                _add_at(A, idx, g)
+            except _SCATTER_ERRORS:
+                if _type(A) is _ndarray or not _backends.is_foreign(A):
+                    raise
+                return _backends.backend_of(A).scatter_add(A, idx, g)
             return A
 
     return _SparseObject(vs, mut_add)
+
+
+# NumPy's own way is tried first, so that NumPy's arrays pay nothing for the other libraries
+# (Dask and CuPy have no ufunc.at; Dask's item assignment takes no new axes)
+_SCATTER_ERRORS = (TypeError, ValueError, IndexError, NotImplementedError)
 
 
 _untake_raw.__name__ = _untake_raw.__qualname__ = "untake"
@@ -346,10 +373,20 @@ untake = primitive(_untake_raw)
 
 
 def _astype_raw(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    # only the keywords not at their defaults (Dask's astype rejects order= and subok=)
+    kwargs = {}
+    if order != "K":
+        kwargs["order"] = order
+    if casting != "unsafe":
+        kwargs["casting"] = casting
+    if subok is not True:
+        kwargs["subok"] = subok
+    if copy is not True:
+        kwargs["copy"] = copy
     try:
-        return x.astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
+        return x.astype(dtype, **kwargs)
     except AttributeError:
-        return _np_asarray(x).astype(dtype, order=order, casting=casting, subok=subok, copy=copy)
+        return _np_asarray(x).astype(dtype, **kwargs)
 
 
 _astype_raw.__name__ = _astype_raw.__qualname__ = "astype"
@@ -357,6 +394,13 @@ astype_method = primitive(_astype_raw)
 
 
 def _array_from_args_raw(*elements, dtype=None):
+    backend = _backends.backend_of_values(elements)
+    if backend is not _backends.NUMPY:
+        # np.array of another library's arrays would convert them to NumPy: stacked on their
+        # backend instead (Python numbers moved there first)
+        items = [e if backend.owns(e) else backend.from_numpy(_np_asarray(e), like=None) for e in elements]
+        result = _np.stack(items)
+        return result if dtype is None else result.astype(dtype)
     return _np_array(elements, dtype=dtype)
 
 
@@ -391,6 +435,8 @@ where3 = primitive(_where_raw)
 def _diag_embed_raw(d, offset, axis1, axis2, shape):
     """An array of ``shape``, zero except its (offset) diagonal in axes (axis1, axis2),
     which holds the last axis of ``d`` (the inverse of np.diagonal)."""
+    if _type(d) is not _ndarray and _backends.is_foreign(d):
+        return _diag_embed_on_backend(d, offset, axis1, axis2, shape, _backends.backend_of(d))
     d = _np_asarray(d)
     out = _np.zeros(shape, dtype=d.dtype)
     view = _np.moveaxis(out, (axis1, axis2), (-2, -1))
@@ -399,6 +445,20 @@ def _diag_embed_raw(d, offset, axis1, axis2, shape):
     cols = _np.arange(k) + (offset if offset > 0 else 0)
     view[..., rows, cols] = d
     return out
+
+
+def _diag_embed_on_backend(d, offset, axis1, axis2, shape, backend):
+    """_diag_embed_raw for an array of another library: ``d`` where an identity mask is
+    true, padded to ``shape`` (the diagonal at ``offset``), then the two axes moved in place."""
+    k = d.shape[-1]
+    out = _np.where(backend.eye(k, bool), _np.expand_dims(d, -1), 0)
+    row0 = -offset if offset < 0 else 0
+    col0 = offset if offset > 0 else 0
+    rows, cols = (row0, shape[axis1] - k - row0), (col0, shape[axis2] - k - col0)
+    if rows != (0, 0) or cols != (0, 0):
+        out = _np.pad(out, [(0, 0)] * (d.ndim - 1) + [rows, cols])
+    nd = d.ndim + 1
+    return _np.moveaxis(out, (nd - 2, nd - 1), (axis1, axis2))
 
 
 _diag_embed_raw.__name__ = _diag_embed_raw.__qualname__ = "diag_embed"
@@ -437,6 +497,10 @@ def make_diagonal(D, offset=0, axis1=-1, axis2=-2):
 
 def array(object, *args, **kwargs):
     if _type(object) is _ndarray or not (_isinstance(object, _Box) or _is_traced_sequence(object)):
+        if _backends.LOADED and _type(object) is not _ndarray:
+            foreign = _foreign_array(object, args, kwargs, copy=True)
+            if foreign is not None:
+                return foreign
         return _np_array(object, *args, **kwargs)
     dtype = args[0] if args else kwargs.get("dtype")
     ndmin = kwargs.get("ndmin", 0)
@@ -450,7 +514,30 @@ def array(object, *args, **kwargs):
     return result
 
 
-def _array_from_elements(elements, dtype):
+def _foreign_array(a, args, kwargs, copy):
+    """``array``/``asarray`` of a Dask or CuPy array, or of a list holding some, on their
+    backend (NumPy's functions would convert them to NumPy); None for anything else."""
+    t = _type(a)
+    dtype = args[0] if args else kwargs.get("dtype")
+    if (t is _list or t is _tuple) and _contains_foreign(a):
+        result = _array_from_elements(a, dtype, traced=False)
+    elif _backends.is_foreign(a):
+        if dtype is not None and _np.dtype(dtype) != a.dtype:
+            result = a.astype(dtype)
+        else:
+            result = a.copy() if copy else a
+    else:
+        return None
+    ndmin = kwargs.get("ndmin", 0)
+    if ndmin > result.ndim:
+        result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
+    return result
+
+
+def _array_from_elements(elements, dtype, traced=True):
+    if not traced:
+        items = [_array_from_elements(e, dtype, False) if _type(e) in (_list, _tuple) else e for e in elements]
+        return _array_from_args_raw(*items, dtype=dtype)
     items = [_array_from_elements(_elements(e), dtype) if _is_traced_sequence(e) else e for e in elements]
     return array_from_args(*items, dtype=dtype)
 
@@ -465,6 +552,10 @@ def asarray(a, *args, **kwargs):
         return astype_method(a, dtype)
     if _is_traced_sequence(a):
         return array(a, *args[:1], dtype=kwargs.get("dtype"))
+    if _backends.LOADED and _type(a) is not _ndarray:
+        foreign = _foreign_array(a, args, kwargs, copy=False)
+        if foreign is not None:
+            return foreign
     return _np_asarray(a, *args, **kwargs)
 
 
@@ -554,6 +645,12 @@ if hasattr(_np, "row_stack"):
     def row_stack(tup, **kwargs):
         tup = _sequence(tup)
         if not _is_traced_sequence(tup):
+            if _backends.backend_of_values(tup) is not _backends.NUMPY:
+                # NumPy's row_stack passes vstack its default keywords, which Dask rejects
+                _warnings.warn(
+                    "`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2
+                )
+                return _np.vstack(tup, **kwargs)
             return _np.row_stack(tup, **kwargs)
         _warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2)
         return vstack(tup, **kwargs)
@@ -647,7 +744,7 @@ def where(condition, x=_NoValue, y=_NoValue):
     if x is _NoValue or y is _NoValue:
         raise ValueError("either both or neither of x and y should be given")
     for v in (condition, x, y):
-        if _isinstance(v, (_ndarray, _generic, _Box)):
+        if _isinstance(v, (_ndarray, _generic, _Box)) or _backends.is_foreign(v):
             return where3(condition, x, y)
     return _np.where(condition, x, y).tolist()
 
