@@ -9,6 +9,7 @@ here starts real threads and real forked processes.
 
 import gc
 import os
+import sys
 import threading
 import warnings
 
@@ -161,6 +162,51 @@ def test_fork_keeps_the_rules_registered_before_it():
         return [] if ok else ["the parent's rule is not used in the child"]
 
     _in_child(check)
+
+
+def test_fork_while_another_thread_registers_an_array_library(tmp_path, monkeypatch):
+    # The other thread holds the backend registry's lock (its library's backend is being
+    # made) when this one forks: the child, which has no such thread, must still register
+    # the libraries it imports (a lock left taken would block it for good).
+    import importlib
+    import signal
+
+    import fake_library
+    from fastgrad import _backends
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    slow, other = "fg_fork_slow_lib", "fg_fork_other_lib"
+    for name in (slow, other):
+        fake_library.write(tmp_path, name)
+    inside, release = threading.Event(), threading.Event()
+
+    def make_slowly():
+        inside.set()
+        release.wait(30)
+        return _backends.CupyBackend(slow, sys.modules[slow], "numpy")
+
+    _backends.add_library(slow, make_slowly)
+    fake_library.watch(other)
+    importlib.invalidate_caches()
+    registering = threading.Thread(target=importlib.import_module, args=(slow,))
+    registering.start()
+    try:
+        assert inside.wait(30)
+
+        def check():
+            signal.alarm(20)  # (a child blocked on the lock is killed, and the test fails)
+            module = importlib.import_module(other)
+            backend = fake_library.loaded(other)
+            if backend is None or _backends.backend_of(module.ndarray()) is not backend:
+                return ["the child did not register the library it imported"]
+            return []
+
+        _in_child(check)
+    finally:
+        release.set()
+        registering.join(30)
+        fake_library.forget([slow, other])
+    assert not registering.is_alive()
 
 
 def test_fork_keeps_debug_mode_kept_graphs_and_fresh_trace_ids():

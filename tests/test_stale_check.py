@@ -2,6 +2,7 @@
 clear error (an editable checkout would otherwise run the old build, silently)."""
 
 import importlib.machinery
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,14 @@ needs_compiled_in_place = pytest.mark.skipif(
 )
 
 
+def _clean_env(tmp_path):
+    """Only the copy on the path (nothing of the checkout or the installed package), but the
+    settings of a sanitizer run kept: a sanitized build imports only with its runtime loaded."""
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env.update((k, v) for k, v in os.environ.items() if k in ("LD_PRELOAD", "ASAN_OPTIONS", "PYTHONMALLOC"))
+    return env
+
+
 def _import_from_copy(tmp_path, edit=None, drop_manifest=False):
     copy = tmp_path / "fastgrad"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.c", "*.html"))
@@ -32,7 +41,7 @@ def _import_from_copy(tmp_path, edit=None, drop_manifest=False):
     return subprocess.run(
         [sys.executable, "-c", "import fastgrad.numpy, fastgrad.core as c; print(c.__file__)"],
         cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        env=_clean_env(tmp_path),
         capture_output=True,
         text=True,
     )

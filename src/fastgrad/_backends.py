@@ -21,6 +21,7 @@ This module is a plain helper: it imports only the standard library and NumPy.
 import importlib
 import importlib.machinery
 import math
+import os
 import sys
 import threading
 import warnings
@@ -401,13 +402,16 @@ def _library_imported(module_name):
             warnings.warn("fastgrad cannot use {}: {}".format(module_name, e), RuntimeWarning, stacklevel=2)
             return
         backend._module_name = module_name
-        _LOADED.append(backend)
+        # The library counts as loaded only from the last store on: a Ctrl-C anywhere before
+        # it leaves the library unloaded, and registering it again does all of it again (the
+        # listeners' registrations may be repeated).  Such an interrupt fails the import this
+        # runs in, so the module leaves sys.modules and its next import comes back here.
+        for callback in list(_listeners):
+            callback(backend)
         _BY_TYPE.update((t, backend) for t in backend.types)
         for t in [t for t, b in _BY_TYPE.items() if b is NUMPY and t not in _SEEDED and issubclass(t, backend.types)]:
             _BY_TYPE[t] = backend  # (a subclass looked up before the library was imported)
-        listeners = list(_listeners)
-    for callback in listeners:
-        callback(backend)
+        _LOADED.append(backend)
 
 
 _SEEDED = frozenset(_BY_TYPE)
@@ -424,8 +428,8 @@ class _ImportWatcher:
     def find_spec(self, name, path=None, target=None):
         if name not in _LIBRARIES or name in self._busy:
             return None
-        self._busy.add(name)
-        try:
+        try:  # (added inside: a Ctrl-C right after the add must not leave the name busy)
+            self._busy.add(name)
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
                     continue
@@ -465,15 +469,28 @@ class _NotifyingLoader:
         return getattr(self._loader, name)
 
 
+_watcher = _ImportWatcher()
+
+
+def _after_fork_in_child():
+    """The child of a fork has only the forking thread: a lock another thread held, or a
+    library it was looking up, would stay taken for good."""
+    global _lock
+    _lock = threading.RLock()
+    _watcher._busy.clear()
+
+
 def _install():
     if not any(type(f).__name__ == "_ImportWatcher" and f.__module__ == __name__ for f in sys.meta_path):
         # just before the finder of modules on sys.path (the libraries are never built in)
         path_finder = importlib.machinery.PathFinder
         at = next((i for i, f in enumerate(sys.meta_path) if f is path_finder), len(sys.meta_path))
-        sys.meta_path.insert(at, _ImportWatcher())
+        sys.meta_path.insert(at, _watcher)
     for name in list(_LIBRARIES):
         if name in sys.modules:
             _library_imported(name)
 
 
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 _install()

@@ -6,6 +6,8 @@ the same gradient written by hand in Dask to 1e-10, and stops the cluster.  The 
 fastgrad builds holds no fastgrad object: the workers would not need fastgrad installed.
 """
 
+import os
+
 import numpy as onp
 import pytest
 
@@ -31,13 +33,18 @@ def hand_written_gradient(w, X, y):
     return X.T @ (p - y) / X.shape[0]
 
 
+# A small limit per worker; under AddressSanitizer (its runtime preloaded) a worker's own
+# baseline is ~300 MiB of shadow memory and allocator state, and the nanny would restart it.
+_MEMORY_LIMIT = "1200MiB" if "asan" in os.environ.get("LD_PRELOAD", "") else "400MiB"
+
+
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        memory_limit="400MiB",
+        memory_limit=_MEMORY_LIMIT,
         host="127.0.0.1",
         dashboard_address=None,
     )
