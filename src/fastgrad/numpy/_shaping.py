@@ -55,14 +55,22 @@ def _order_of(x, order):
     return "C"
 
 
+def _reshaped_like(g, x, order):
+    """``g`` in ``x``'s shape, read in ``order``; order= passed only when it is not "C"
+    (Dask's reshape has no order= and takes C order)."""
+    order = _order_of(x, order)
+    shape = shape_of(x)
+    return _reshape(g, shape) if order == "C" else _reshape(g, shape, order=order)
+
+
 def _reshape_vjp(g, ans, x, *args, order="C", **kwargs):
     if len(args) > 1:
         order = args[1]
-    return unbroadcast(_reshape(g, shape_of(x), order=_order_of(x, order)), x)
+    return unbroadcast(_reshaped_like(g, x, order), x)
 
 
 def _ravel_vjp(g, ans, x, order="C"):
-    return unbroadcast(_reshape(g, shape_of(x), order=_order_of(x, order)), x)
+    return unbroadcast(_reshaped_like(g, x, order), x)
 
 
 def _same_shape_vjp(g, ans, x, *args, **kwargs):
