@@ -25,7 +25,18 @@ from ..tracer import getval
 from .._engine import engine as _engine
 from . import numpy_wrapper as anp
 from ._registration import ANS, ANS_ARGS, ARGS, NOTHING, def_elementwise, def_rules, def_unary
-from ._shapes import arrays_for_lists, dtype_of, fit, is_complex, real_dtype, shape_of, traced_sequence, unbroadcast
+from ._shapes import (
+    arrays_for_lists,
+    as_dtype,
+    dtype_of,
+    fit,
+    is_complex,
+    may_hold_true,
+    real_dtype,
+    shape_of,
+    traced_sequence,
+    unbroadcast,
+)
 
 _ndarray = onp.ndarray
 _same_layout = _engine.same_layout
@@ -72,8 +83,9 @@ def _one_minus_square(ans):
 def _nonzero_or_one(ans):
     """``ans`` with its zeros replaced by 1 (a divisor for ``x / |x|``-like factors, whose
     numerator is 0 where ``ans`` is), or ``ans`` itself when it has no zero."""
-    if onp.any(getval(ans) == 0):
-        return _where(ans == 0, 1.0, ans)
+    zero = getval(ans) == 0
+    if may_hold_true(zero):
+        return _where(zero, 1.0, ans)
     return ans
 
 
@@ -135,7 +147,7 @@ def _sinc_deriv(ans, x):
     # its Taylor polynomial, exact to round-off and with the right higher derivatives
     near_0 = onp.abs(getval(x)) < 0.01
     away = (_cos(_PI * x) - ans) / _where(near_0, 1.0, x)
-    if not onp.any(near_0):
+    if not may_hold_true(near_0):
         return away
     x2 = x * x
     near = x * (x2 * (_PI**4 / 30.0 - x2 * (_PI**6 / 840.0)) - _PI**2 / 3.0)
@@ -175,18 +187,20 @@ def _angle_vjp(g, ans, z, deg=False):
         return None
     if deg:
         g = g * (180.0 / _PI)
-    zv = getval(z)
-    if onp.any(zv == 0):
-        return unbroadcast(_where(z == 0, 0.0, -1j * g) / _where(z == 0, 1.0, z), z)
+    zero = getval(z) == 0
+    if may_hold_true(zero):
+        return unbroadcast(_where(zero, 0.0, -1j * g) / _where(zero, 1.0, z), z)
     return unbroadcast(-1j * g / z, z)
 
 
 def _angle_jvp(t, ans, z, deg=False):
     if not is_complex(z):
         return None
-    d = _imag(t / _nonzero_or_one(z)) if onp.any(getval(z) == 0) else _imag(t / z)
-    if onp.any(getval(z) == 0):
-        d = _where(getval(z) == 0, 0.0, d)
+    zero = getval(z) == 0
+    if may_hold_true(zero):
+        d = _where(zero, 0.0, _imag(t / _where(zero, 1.0, z)))
+    else:
+        d = _imag(t / z)
     if deg:
         d = d * (180.0 / onp.pi)
     return fit(d, ans)
@@ -223,7 +237,7 @@ def _power_deriv_base(x, y, power):
             return x * 2.0
         return y * power(x, y - 1)
     both_0 = onp.logical_and(getval(x) == 0, getval(y) == 0)
-    xs = _where(both_0, 1.0, x) if onp.any(both_0) else x
+    xs = _where(both_0, 1.0, x) if may_hold_true(both_0) else x
     return y * power(xs, y - 1)
 
 
@@ -272,8 +286,8 @@ def _balanced_weight(x, other, ans):
     dtype."""
     xv, ov, av = getval(x), getval(other), getval(ans)
     dtype = real_dtype(dtype_of(x))
-    w = onp.asarray(xv == av, dtype=dtype)
-    w = w / (1 + onp.asarray(xv == ov, dtype=dtype))
+    w = as_dtype(xv == av, dtype)
+    w = w / (1 + as_dtype(xv == ov, dtype))
     return w
 
 
@@ -316,7 +330,7 @@ def_elementwise(
 def _copysign_factor(x, y):
     """d copysign(x, y) / dx = sign(x) * (sign bit of y): piecewise constant."""
     xv, yv = getval(x), getval(y)
-    return onp.asarray(onp.sign(xv) * onp.copysign(1.0, yv), dtype=real_dtype(dtype_of(x)))
+    return as_dtype(onp.sign(xv) * onp.copysign(1.0, yv), real_dtype(dtype_of(x)))
 
 
 def_elementwise(anp.copysign, lambda t, ans, x, y: t * _copysign_factor(x, y), None)

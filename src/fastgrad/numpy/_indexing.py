@@ -22,6 +22,7 @@ from ._registration import (
     def_rules,
 )
 from ._shapes import (
+    data_of,
     dtype_of,
     fit,
     real_dtype,
@@ -153,7 +154,7 @@ def clip_masks(x, a_min, a_max, kwargs):
     hi = None if unset(hi) else getval(hi)
     xv = getval(x)
     inner = xv if lo is None else onp.maximum(xv, lo)
-    m_hi = False if hi is None else onp.asarray(inner >= hi)
+    m_hi = False if hi is None else data_of(inner >= hi)
     m_lo = False if lo is None else onp.logical_and(onp.logical_not(m_hi), xv <= lo)
     m_x = onp.logical_not(onp.logical_or(m_hi, m_lo))
     return m_x, m_lo, m_hi

@@ -40,7 +40,17 @@ from . import numpy_wrapper as anp
 from ._products import MATMUL_VJPS, OUTER_VJPS, TENSORDOT_VJPS
 from ._reductions import trace_vjp
 from ._registration import LINEAR, def_rules
-from ._shapes import dtype_of, inverse_permutation, is_complex, ndim_of, shape_and_dtype, shape_of, unbroadcast
+from ._shapes import (
+    data_of,
+    dtype_of,
+    inverse_permutation,
+    is_complex,
+    may_hold_true,
+    ndim_of,
+    shape_and_dtype,
+    shape_of,
+    unbroadcast,
+)
 
 _matmul, _swapaxes, _conj, _real, _imag = anp.matmul, anp.swapaxes, anp.conjugate, anp.real, anp.imag
 _diagonal, _make_diagonal, _where = anp.diagonal, anp.make_diagonal, anp.where3
@@ -147,15 +157,14 @@ def _inverse_gaps(w):
     Where two entries of ``w`` are exactly equal (a repeated eigenvalue or singular value,
     a degenerate point), F is set to 0 as well: see the module docstring."""
     E = _expand_dims(w, -2) - _expand_dims(w, -1)
-    zero = onp.asarray(getval(E)) == 0  # the diagonal, and exact ties
+    zero = data_of(E) == 0  # the diagonal, and exact ties
     return _where(zero, 0.0, 1.0 / _where(zero, 1.0, E))
 
 
 def _safe(x):
     """``x`` with its exact zeros replaced by ones (to divide by it)."""
-    xv = onp.asarray(getval(x))
-    zero = xv == 0
-    return _where(zero, 1.0, x) if zero.any() else x
+    zero = data_of(x) == 0
+    return _where(zero, 1.0, x) if may_hold_true(zero) else x
 
 
 def _tri_mask(n, lower, k):
@@ -982,7 +991,7 @@ def _unit(x):
     """x / |x| conjugated (the derivative of |x|), 0 where x == 0."""
     if is_complex(x):
         return _conj(x) / _safe(_abs(x))
-    return onp.sign(onp.asarray(getval(x)))
+    return onp.sign(data_of(x))
 
 
 def _ord_value(ord):
@@ -997,8 +1006,8 @@ def _vector_weight(x, y, ord, axes):
     if p is None or p == 2.0:
         return _cj(x) / _safe(y)
     if p == _INF or p == -_INF:
-        ax = onp.abs(onp.asarray(getval(x)))
-        mask = ax == onp.asarray(getval(y))
+        ax = onp.abs(data_of(x))
+        mask = ax == data_of(y)
         share = mask / onp.maximum(mask.sum(axis=axes, keepdims=True), 1)
         return _unit(x) * share.astype(_real_dtype(x))
     if p == 0.0:
@@ -1035,9 +1044,9 @@ def _matrix_weight(x, y, ord, axes):
         summed, over = c, r
     else:
         raise ValueError("Invalid norm order for matrices.")
-    ax = onp.abs(onp.asarray(getval(x)))
+    ax = onp.abs(data_of(x))
     sums = ax.sum(axis=summed, keepdims=True)
-    mask = sums == onp.asarray(getval(y))
+    mask = sums == data_of(y)
     share = mask / onp.maximum(mask.sum(axis=over, keepdims=True), 1)
     return _unit(x) * share.astype(_real_dtype(x))
 

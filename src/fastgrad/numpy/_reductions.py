@@ -24,11 +24,14 @@ from ._registration import (
 from ._shapes import (
     NoValue,
     along,
+    as_dtype,
+    data_of,
     dtype_of,
     expand_reduced,
     fit,
     inverse_permutation,
     is_complex,
+    may_hold_true,
     ndim_of,
     normalized_axes,
     real_dtype,
@@ -132,7 +135,7 @@ def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initia
         if not unset(initial):
             others = others * initial
         return unbroadcast(_where(mask, r * others, 0.0), x)
-    if not onp.any(getval(x) == 0):
+    if not may_hold_true(getval(x) == 0):
         # the product of the others is ans / x (initial included in ans)
         return unbroadcast(r * expand_reduced(ans, shape, axis, keepdims) / x, x)
     others = _others_product(x, axes)
@@ -143,7 +146,7 @@ def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initia
 
 def _prod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     keep = False if unset(keepdims) else keepdims
-    if not _has_where(where) and not onp.any(getval(x) == 0):
+    if not _has_where(where) and not may_hold_true(getval(x) == 0):
         return fit(ans * _sum(g / x, axis=axis, keepdims=keep), ans)
     shape = shape_of(x)
     axes = normalized_axes(axis, len(shape))
@@ -168,12 +171,10 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
     shape, dtype = shape_and_dtype(x)
     axes = normalized_axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
-    xv = onp.asarray(getval(x))
-    av = onp.reshape(getval(ans), kept)
-    hit = xv == av
+    hit = data_of(x) == onp.reshape(getval(ans), kept)
     if _has_where(where):
         hit = onp.logical_and(hit, where)
-    w = onp.asarray(hit, dtype=real_dtype(dtype))
+    w = as_dtype(hit, real_dtype(dtype))
     return w / onp.maximum(w.sum(axis=axes, keepdims=True), 1)
 
 
@@ -230,16 +231,21 @@ def _var_vjp(
     return unbroadcast(expand_reduced(g, shape, axis, keepdims) * _centered(x, axis) * (2.0 / n), x)
 
 
+def _over_std(t, ans):
+    """``t / ans``, and 0 where the standard deviation ``ans`` is 0 (every entry equal)."""
+    zero = getval(ans) == 0
+    if may_hold_true(zero):
+        return _where(zero, 0.0, t) / _where(zero, 1.0, ans)
+    return t / ans
+
+
 def _std_vjp(
     g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
 ):
-    # d std = d var / (2 std); 0 where std is 0 (every entry equal)
+    # d std = d var / (2 std)
     shape = shape_of(x)
     n = reduced_size(shape, axis) - _ddof(ddof, correction)
-    if onp.any(getval(ans) == 0):
-        g = _where(ans == 0, 0.0, g) / _where(ans == 0, 1.0, ans)
-    else:
-        g = g / ans
+    g = _over_std(g, ans)
     return unbroadcast(expand_reduced(g, shape, axis, keepdims) * _centered(x, axis) * (1.0 / n), x)
 
 
@@ -299,10 +305,7 @@ def _std_jvp(
         )
     n = reduced_size(shape_of(x), axis) - _ddof(ddof, correction)
     t = _var_tangent(g, x, axis, keepdims, n) * 0.5
-    if onp.any(getval(ans) == 0):  # 0 where std is 0
-        t = _where(getval(ans) == 0, 0.0, t) / _where(ans == 0, 1.0, ans)
-    else:
-        t = t / ans
+    t = _over_std(t, ans)
     return fit(t, ans)
 
 
@@ -463,10 +466,7 @@ def _nanvar_vjp(
 
 
 def _nanstd_vjp(g, ans, x, *args, **kwargs):
-    if onp.any(getval(ans) == 0):
-        g = _where(ans == 0, 0.0, g) / _where(ans == 0, 1.0, ans)
-    else:
-        g = g / ans
+    g = _over_std(g, ans)
     return _nanvar_vjp(g * 0.5, ans, x, *args, **kwargs)
 
 
@@ -518,10 +518,7 @@ def _nanstd_jvp(
     g, ans, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None
 ):
     t = _nanvar_tangent(g, x, axis, ddof, keepdims, where, correction) * 0.5
-    if onp.any(getval(ans) == 0):  # 0 where std is 0
-        t = _where(getval(ans) == 0, 0.0, t) / _where(ans == 0, 1.0, ans)
-    else:
-        t = t / ans
+    t = _over_std(t, ans)
     return fit(t, ans)
 
 

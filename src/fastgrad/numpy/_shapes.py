@@ -20,6 +20,7 @@ import math
 
 import numpy as onp
 
+from .. import _backends
 from .. import builtins as _fg_builtins
 from .._engine import engine as _engine
 from ..core import vspace
@@ -79,6 +80,39 @@ def real_dtype(dtype):
     if dtype.kind != "f":
         return _F64
     return dtype
+
+
+# ---- the data of a value, kept in its own library ---------------------------------------
+# A rule that needs a mask, a tie count or a guard computes it from the value's data with
+# array operations, so that an array of another library (Dask, CuPy) stays in that
+# library: converting it to NumPy would compute a whole Dask graph in the middle of the
+# gradient, or fail for an array on a GPU.
+
+
+def data_of(x):
+    """The plain value of ``x`` as an array: NumPy's for NumPy values, Python numbers and
+    sequences; another library's array as it is."""
+    v = getval(x)
+    if type(v) is _ndarray or not _backends.is_foreign(v):
+        return onp.asarray(v)
+    return v
+
+
+def as_dtype(v, dtype):
+    """``v`` (a mask, a plain array) as an array of ``dtype`` in its own library."""
+    if type(v) is _ndarray or not _backends.is_foreign(v):
+        return onp.asarray(v, dtype=dtype)
+    return v.astype(dtype)
+
+
+def may_hold_true(mask):
+    """False only if ``mask`` is known to have no true entry.  Another library's array
+    counts as possibly true without looking (looking would compute it or wait for the
+    GPU): the rule then takes its general branch, which gives the same values where the
+    mask is false."""
+    if type(mask) is _ndarray or not _backends.is_foreign(mask):
+        return bool(onp.any(mask))
+    return True
 
 
 def unset(v):
