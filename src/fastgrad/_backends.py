@@ -71,6 +71,11 @@ class Backend:
         """A NumPy constant (a mask, a basis vector) as an array of this backend."""
         return array
 
+    def index_from_numpy(self, index):
+        """A NumPy integer array used to index arrays of this backend, as the backend takes
+        it (Dask prefers NumPy's, whose chunks and bounds it can see)."""
+        return index
+
     # ---- cotangents ----------------------------------------------------------------------
     def scatter_add(self, acc, index, values):
         """``acc`` with ``values`` added at ``acc[index]``, every repeated index counting (as
@@ -89,6 +94,11 @@ class Backend:
 
     def type_name(self):
         return "numpy.ndarray"
+
+    def lacks(self, function):
+        """Why the library cannot run the NumPy function ``function`` (reached by NumPy's
+        dispatch) on its arrays without converting them, or None if it can."""
+        return None
 
     def __repr__(self):
         return "<fastgrad backend {}>".format(self.name)
@@ -145,6 +155,9 @@ class CupyBackend(Backend):
     def from_numpy(self, array, like=None):
         return self._module.asarray(array)
 
+    def index_from_numpy(self, index):
+        return self._module.asarray(index)  # (CuPy refuses NumPy operands, indices too)
+
     def add(self, x, y):
         # CuPy refuses NumPy operands: a NumPy term (zeros of a NumPy parameter's space, say)
         # is moved to the device, never the device term to the host
@@ -174,6 +187,26 @@ class DaskBackend(Backend):
 
     def type_name(self):
         return "dask.array.Array"
+
+    def lacks(self, function):
+        # Dask's own lookup (Array.__array_function__): its table of aliases, then the
+        # function's name in the matching submodule of dask.array.  What it does not find
+        # it runs by computing every argument into NumPy arrays, with a FutureWarning.
+        if isinstance(function, np.ufunc):
+            return None  # (ufuncs reach Dask through __array_ufunc__)
+        if function in (np.full, np.linspace):
+            return "Dask's implementation computes an array given as its fill value or bounds"
+        handled = getattr(sys.modules.get("dask.array.core"), "_HANDLED_FUNCTIONS", {})
+        if function in handled:
+            return None
+        missing = "Dask has no implementation of it (it would convert the arrays to NumPy)"
+        module = self._da
+        for part in (getattr(function, "__module__", None) or "").split(".")[1:]:
+            module = getattr(module, part, None)
+            if module is None:
+                return missing
+        found = getattr(module, getattr(function, "__name__", ""), None)
+        return missing if found is None or found is function else None
 
     def _chunks(self, shape, like):
         if like is not None and tuple(getattr(like, "shape", ())) == tuple(shape):
@@ -326,6 +359,19 @@ def backend_of_values(values):
     return NUMPY
 
 
+def holds(values, backend):
+    """True if ``values`` (a sequence, its lists and tuples looked into) hold an array of
+    ``backend``."""
+    for v in values:
+        t = type(v)
+        if t is list or t is tuple:
+            if holds(v, backend):
+                return True
+        elif (_BY_TYPE.get(t) or _discover(t)) is backend:
+            return True
+    return False
+
+
 def _first_foreign(values):
     for v in values:
         t = type(v)
@@ -341,9 +387,10 @@ def _first_foreign(values):
 def explain_failure(function, args, kwargs, error):
     """The clear error for ``error``, raised by ``function`` (its name) called on ``args``
     and ``kwargs`` that hold an array of another library than NumPy: a ``BackendError``
-    naming the function and the backend, with the library's own message; None when no such
-    array is among the arguments (or the error is one already).  For the primitive call
-    path to raise ``from error`` (see docs/backends-plan.md, section 4)."""
+    naming the function and the backend, with the library's own message, that is also an
+    instance of the original error's class (``except ValueError`` still catches a
+    ValueError); None when no such array is among the arguments (or the error is one
+    already).  The primitive call path raises it ``from error``."""
     if isinstance(error, BackendError) or not isinstance(error, (TypeError, ValueError, NotImplementedError)):
         return None
     backend = _first_foreign(args)
@@ -351,7 +398,57 @@ def explain_failure(function, args, kwargs, error):
         backend = _first_foreign(list(kwargs.values()))
     if backend is NUMPY:
         return None
-    return backend.refuse(function, "{}: {}".format(type(error).__name__, error))
+    cls = _explained_class(type(error))
+    if cls is None:
+        return None
+    return cls(
+        "fastgrad: {} is not available for {} arrays: {}: {}".format(
+            function, backend.type_name(), type(error).__name__, error
+        )
+    )
+
+
+_EXPLAINED = {}  # original error class -> its BackendError twin
+
+
+def _explained_class(cls):
+    twin = _EXPLAINED.get(cls)
+    if twin is None:
+        if issubclass(cls, BackendError):
+            return cls
+        try:
+            twin = type("Backend" + cls.__name__, (BackendError, cls), {"__module__": __name__})
+        except TypeError:  # (a class that cannot be combined: the original error stays)
+            return None
+        _EXPLAINED[cls] = twin
+    return twin
+
+
+def primitive_name(prim):
+    """The public name of a primitive of fastgrad.numpy: ``fastgrad.numpy.linalg.qr`` for
+    the wrapper of ``numpy.linalg.qr``, the module and name of a rule's own primitive."""
+    module, name = getattr(prim, "__module__", None) or "", getattr(prim, "__name__", None) or repr(prim)
+    parts = []
+    for part in module.split("."):
+        if part.startswith("_") and part.endswith("_rules") and parts[:2] == ["fastgrad", "numpy"]:
+            parts.append(part[1:-6])  # (fastgrad.numpy._linalg_rules: fastgrad.numpy.linalg)
+            break
+        if part.startswith("_") or part == "core":
+            break  # (a library's private module: the function is public in its parent)
+        if part != "numpy_wrapper":
+            parts.append(part)
+    if not parts or parts[0] not in ("numpy", "scipy", "fastgrad"):
+        parts = ["numpy"]
+    if parts[0] != "fastgrad":
+        parts.insert(0, "fastgrad")
+    return "{}.{}".format(".".join(parts), name)
+
+
+def explain_primitive_failure(prim, args, kwargs, error):
+    """``explain_failure`` for the engine's seam: the primitive named as users know it."""
+    if not _LOADED:
+        return None
+    return explain_failure(primitive_name(prim), args, kwargs, error)
 
 
 # ---- libraries: made when imported ------------------------------------------------------------

@@ -29,6 +29,10 @@ from numpy import ndarray, float64
 cdef extern from "Python.h":
     object PyObject_Vectorcall(object callable, PyObject** args, size_t nargsf, PyObject* kwnames)
     object PyObject_Call(object callable, object args, PyObject* kwargs)
+    # the same calls, giving NULL on an error with no check by Cython (see _call_raw)
+    PyObject* PyObject_Vectorcall_unchecked "PyObject_Vectorcall"(object callable, PyObject** args, size_t nargsf,
+                                                                  PyObject* kwnames)
+    PyObject* PyObject_Call_unchecked "PyObject_Call"(object callable, object args, PyObject* kwargs)
 
 cdef tuple _EMPTY = ()
 cdef object _ndarray = ndarray

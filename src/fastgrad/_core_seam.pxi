@@ -23,9 +23,10 @@ cdef object _sparse_type = None          # the sparse cotangent type, added in p
 cdef object _start_sum = None            # sparse g -> the first term of a sum it starts
 cdef object _finish_sum = None           # an owned non-scalar sum -> the value rules may read
 cdef object _replayed_cotangents = None  # (node, g, memo) -> cotangents of a node with a replay
+cdef object _explain_failure = None      # (primitive, args, kwargs, error) -> error to raise, or None
 cdef Hooks _hooks = Hooks()              # the runtime switches (all off until one is bound)
 
-_ENTRIES = ("generic_add", "sparse_type", "start_sum", "finish_sum", "replayed_cotangents", "hooks",
+_ENTRIES = ("generic_add", "sparse_type", "start_sum", "finish_sum", "replayed_cotangents", "explain_failure", "hooks",
             "box_operators", "box_fast_types", "box_general_types", "numpy_loops", "scalar_kernels",
             "scalar_vjps")
 _OPERATOR_NAMES = ("add", "sub", "mul", "truediv", "pow", "mod", "matmul", "neg")
@@ -40,7 +41,7 @@ def bind(**entries):
     _core_seam.py); unknown names and ill-typed values raise TypeError (an unknown scalar
     kernel or NumPy loop, or a kernel whose loop is not bound, ValueError), and nothing is
     changed then.  -> {name: previous value} of the entries given."""
-    global _generic_add, _sparse_type, _start_sum, _finish_sum, _replayed_cotangents, _hooks
+    global _generic_add, _sparse_type, _start_sum, _finish_sum, _replayed_cotangents, _hooks, _explain_failure
     checked = {name: _checked(name, value) for name, value in entries.items()}
     # the kernels switched on must find their NumPy loops bound once this call is done
     cdef dict loops = _loop_ufuncs, probed = None
@@ -55,6 +56,7 @@ def bind(**entries):
     _generic_add, _sparse_type = _bound["generic_add"], _bound["sparse_type"]
     _start_sum, _finish_sum = _bound["start_sum"], _bound["finish_sum"]
     _replayed_cotangents, _hooks = _bound["replayed_cotangents"], _bound["hooks"]
+    _explain_failure = _bound["explain_failure"]
     if "box_operators" in checked or "box_fast_types" in checked or "box_general_types" in checked:
         _install_box_operators(_bound["box_operators"], _bound["box_fast_types"], _bound["box_general_types"])
     if probed is not None:

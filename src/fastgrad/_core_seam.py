@@ -12,6 +12,11 @@ call, ``bind(**entries)``, with these entries (and the module that binds each):
   rule may read;
 - ``replayed_cotangents`` (_recompute): ``(node, g, memo) -> cotangents`` of a node that
   keeps a replay instead of its values (``memo``: what the running pass recomputed);
+- ``explain_failure`` (numpy.numpy_wrapper): ``(primitive, args, kwargs, error) -> error or
+  None``, called when a primitive's function raises TypeError, ValueError or
+  NotImplementedError: the error to raise instead (from the original), naming the function
+  and the array library, when an argument is another library's array; None keeps the
+  original (nothing is called when the function succeeds);
 - ``hooks`` (_hooks): a ``Hooks``, the runtime switches (below);
 - ``box_operators`` (numpy.numpy_boxes): ``{name: (fast, general)}``, the primitives that
   ArithmeticBox's operators add sub mul truediv pow mod matmul neg call;
@@ -52,7 +57,7 @@ class Hooks:
         self.debug = self.record_replay = None
 
 
-_ENTRIES = ("generic_add", "sparse_type", "start_sum", "finish_sum", "replayed_cotangents", "hooks")
+_ENTRIES = ("generic_add", "sparse_type", "start_sum", "finish_sum", "replayed_cotangents", "explain_failure", "hooks")
 _ENTRIES += ("box_operators", "box_fast_types", "box_general_types", "numpy_loops", "scalar_kernels", "scalar_vjps")
 _OPERATOR_NAMES = ("add", "sub", "mul", "truediv", "pow", "mod", "matmul", "neg")
 _TABLES = ("box_operators", "scalar_kernels", "scalar_vjps")
@@ -65,6 +70,7 @@ class _Bound:
 
     def __init__(self):
         self.generic_add = self.sparse_type = self.start_sum = self.finish_sum = self.replayed_cotangents = None
+        self.explain_failure = None
         self.hooks = Hooks()  # (every switch off)
         self.box_operators, self.numpy_loops, self.scalar_kernels, self.scalar_vjps = {}, {}, {}, {}
         self.box_fast_types = self.box_general_types = frozenset()

@@ -193,14 +193,42 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
 
 cdef inline object _call_raw(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
     """``self.fun(*argv[:n], **kw)``: by the primitive's scalar kernel when it has one and
-    the arguments are float64 / float scalars, else by calling ``fun``."""
+    the arguments are float64 / float scalars, else by calling ``fun``.  A failure on
+    another array library's values is explained (the seam's ``explain_failure``)."""
+    cdef PyObject* r
     if kw is NULL:
         if self.kernel_fun is not None and self.kernel_fun is self.fun:
             ans = _by_kernel(self, argv, n)
             if ans is not None:
                 return ans
-        return PyObject_Vectorcall(self.fun, argv, n, NULL)
-    return PyObject_Call(self.fun, _tuple_of(argv, n), kw)
+        r = PyObject_Vectorcall_unchecked(self.fun, argv, n, NULL)
+    else:
+        r = PyObject_Call_unchecked(self.fun, _tuple_of(argv, n), kw)
+    if r is NULL:   # (the check costs nothing on success; a try block would)
+        _raise_explained(self, argv, n, kw)
+    ans = <object>r
+    Py_DECREF(ans)  # (the call's own reference, now held by ans)
+    return ans
+
+
+cdef inline int _pending_error() except -1:
+    return -1       # the error is already set: Cython raises it
+
+
+cdef int _raise_explained(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw) except -1:
+    """Raise the error set by a failed call of ``self.fun``: explained by the seam's
+    ``explain_failure`` when it is a TypeError, ValueError or NotImplementedError and the
+    explanation is not None, else as it is."""
+    try:
+        _pending_error()
+    except (TypeError, ValueError, NotImplementedError) as e:
+        if _explain_failure is None:
+            raise
+        err = _explain_failure(self, _tuple_of(argv, n), <object>kw if kw is not NULL else {}, e)
+        if err is None:
+            raise
+        raise err from e
+    return -1
 
 
 cdef bint _can_box(object value):

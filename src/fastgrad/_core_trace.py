@@ -8,6 +8,7 @@ import warnings
 from numpy import float64, ndarray
 
 from ._core_boxes import _NO_TRACE, Box, _box_type_of_subclass, getval, new_box
+from ._core_seam import _bound
 
 notrace_primitives = {}  # node type -> set of primitives that are not recorded under it
 
@@ -95,7 +96,14 @@ def _call_primitive(self, args, kwargs, dispatch):
         elif not uncommon and not _is_common(a):
             uncommon = True  # (only then can another operand override __array_ufunc__)
     if top < 0:
-        return self.fun(*args, **kwargs)
+        try:
+            return self.fun(*args, **kwargs)
+        except (TypeError, ValueError, NotImplementedError) as e:
+            explain = _bound.explain_failure
+            err = None if explain is None else explain(self, tuple(args), kwargs, e)
+            if err is None:
+                raise
+            raise err from e
     if uncommon and self._ufunc is not None and dispatch and _needs_ufunc_dispatch(args):
         return self._ufunc(*args, **kwargs)
     argvals, argnums, parents = list(args), [], []

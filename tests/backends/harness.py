@@ -316,6 +316,10 @@ def classify_exception(e):
     raised_in_dask = bool(frames) and "/dask/" in frames[-1].filename
     if raised_in_dask and isinstance(e, ValueError) and _DASK_LIMITS.search(msg):
         return Outcome("backend-lacks", text)
+    if raised_in_dask and not any("/fastgrad/" in fr.filename for fr in frames):
+        # Dask failing on the case's own code, with no fastgrad call in between (its fancy
+        # indexing by a 2-d list index, say): Dask's limit, whatever the exception's class
+        return Outcome("backend-lacks", text)
     return Outcome("other", text)
 
 

@@ -10,7 +10,7 @@ import fake_cupy
 import fastgrad
 import fastgrad.numpy as np
 from compute_counter import ComputeCounter
-from fastgrad.numpy._shapes import as_dtype, data_of, may_hold_true
+from fastgrad.numpy._shapes import as_dtype, constant_like, data_of, index_like, may_hold_true, ones_on, zeros_on
 
 
 def _stand_in():
@@ -49,6 +49,30 @@ def test_another_librarys_array_stays_in_its_library(make):
         assert may_hold_true(x == 5.0)  # not looked at: the rule takes its general branch
     assert counter.count == 0 and fake_cupy.host_transfers == transfers
     onp.testing.assert_array_equal(onp.asarray(w.get() if hasattr(w, "get") else w.compute()), [[0, 1, 1], [0, 0, 0]])
+
+
+def test_constants_for_numpy_values_stay_numpy():
+    x = onp.ones((2, 3))
+    eye = onp.eye(3)
+    assert constant_like(eye, x) is eye and constant_like(eye, 2.0) is eye
+    assert type(zeros_on(x, (2, 2), onp.float32)) is onp.ndarray and zeros_on(x, (2,), float).tolist() == [0.0, 0.0]
+    assert ones_on(1.5, (3,), onp.float64).tolist() == [1.0, 1.0, 1.0]
+    idx = onp.arange(3)
+    assert index_like(idx, x) is idx
+
+
+def test_constants_a_rule_makes_go_to_the_values_library():
+    x, d = _stand_in(), _dask()
+    transfers = fake_cupy.host_transfers
+    with ComputeCounter() as counter:
+        for v in (x, d):
+            assert type(constant_like(onp.eye(3), v)) is type(v)
+            z, o = zeros_on(v, (2, 3), onp.float32), ones_on(v, (2, 3), onp.float64)
+            assert type(z) is type(v) and z.dtype == onp.float32 and type(o) is type(v)
+        assert zeros_on(d, (2, 3), float).chunks == d.chunks  # (Dask: the value's chunks)
+        assert type(index_like(onp.arange(3), x)) is type(x)  # (CuPy takes its own indices)
+        assert type(index_like(onp.arange(3), d)) is onp.ndarray  # (Dask prefers NumPy's)
+    assert counter.count == 0 and fake_cupy.host_transfers == transfers
 
 
 @pytest.mark.parametrize("make", [_stand_in, _dask], ids=["cupy-stand-in", "dask"])

@@ -15,3 +15,6 @@ from . import _scalar_kernels
 from .numpy_wrapper import *
 from .numpy_wrapper import make_diagonal
 from . import fft, linalg, random
+from . import _refusals
+
+_refusals.install()

@@ -20,8 +20,10 @@ from ._registration import (
 from ._shapes import (
     NoValue,
     along,
+    constant_like,
     dtype_of,
     fit,
+    index_like,
     ndim_of,
     real_dtype,
     shape_of,
@@ -133,7 +135,7 @@ def _gradient_impl(f, *varargs, axis=None, edge_order=1):
         bshape[ax] = shape[ax]
         total = None
         for r in range(3):
-            term = anp.take(f, J[r], axis=ax) * C[r].astype(dtype).reshape(bshape)
+            term = anp.take(f, index_like(J[r], f), axis=ax) * constant_like(C[r].astype(dtype).reshape(bshape), f)
             total = term if total is None else total + term
         outs.append(total)
     if len(outs) == 1:

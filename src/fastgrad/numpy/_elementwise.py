@@ -28,6 +28,7 @@ from ._registration import ANS, ANS_ARGS, ARGS, NOTHING, def_elementwise, def_ru
 from ._shapes import (
     arrays_for_lists,
     as_dtype,
+    data_of,
     dtype_of,
     fit,
     is_complex,
@@ -267,7 +268,7 @@ def _log_base(x):
     0 elsewhere."""
     if is_complex(x):
         return _log(_where(x == 0, 1.0, x))
-    if onp.all(getval(x) > 0):
+    if not may_hold_true(~(data_of(x) > 0)):  # (NaN counts as not positive)
         return _log(x)
     return _log(_where(x > 0, x, 1.0))
 

@@ -25,7 +25,7 @@ import numpy as onp
 from ..tracer import primitive
 from . import numpy_wrapper as anp
 from ._registration import def_rules
-from ._shapes import ndim_of, shape_of, unbroadcast
+from ._shapes import constant_like, data_of, ndim_of, shape_of, unbroadcast
 
 _F = {}  # the fft primitives (set by register())
 _OPPOSITE = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -43,7 +43,7 @@ def _opposite(norm):
 
 
 def _resize_raw(x, axes, sizes):
-    x = onp.asarray(x)
+    x = data_of(x)  # (another library's array stays in it: its slicing and pad)
     for ax, n in zip(axes, sizes):
         cur = x.shape[ax]
         if cur > n:
@@ -82,7 +82,7 @@ def _hermitian_weights(n, axis, ndim):
 def _weighted(c, x):
     """c * x keeping x's (single or double) precision."""
     dtype = onp.empty(0, anp.result_type(x)).real.dtype
-    return x * c.astype(dtype)
+    return x * constant_like(c.astype(dtype), x)
 
 
 # ---------------------------------------------------------------------------------------

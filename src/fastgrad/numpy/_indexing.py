@@ -25,6 +25,7 @@ from ._shapes import (
     data_of,
     dtype_of,
     fit,
+    index_like,
     real_dtype,
     shape_of,
     unbroadcast,
@@ -44,8 +45,16 @@ def permutation_index(x, ans, axis):
     """A NumPy index ``idx`` with ``ans == x[idx]``, for ``ans`` a permutation of ``x``
     along ``axis`` (or of the flattened x for axis None), e.g. sorted or partitioned.
     Equal values are matched in a stable order."""
-    xv = onp.asarray(getval(x))
-    av = onp.asarray(getval(ans))
+    xv, av = data_of(x), data_of(ans)
+    if type(xv) is not onp.ndarray:
+        # another library's arrays: the permutation found there, by gathers only (p[sa] = sx
+        # is p = sx[sa^-1], the inverse of sa being its argsort)
+        flat = axis is None
+        ax = 0 if flat else int(axis) % xv.ndim
+        sx = onp.argsort(xv.ravel() if flat else xv, axis=ax, kind="stable")
+        sa = onp.argsort(av, axis=ax, kind="stable")
+        p = onp.take_along_axis(sx, onp.argsort(sa, axis=ax, kind="stable"), axis=ax)
+        return along_axis_index(p, None if flat else ax, xv.shape)
     if axis is None:
         sx = onp.argsort(xv.ravel(), kind="stable")
         sa = onp.argsort(av, kind="stable")
@@ -63,7 +72,7 @@ def permutation_index(x, ans, axis):
 def along_axis_index(indices, axis, shape):
     """The fancy index equivalent to np.take_along_axis(a, indices, axis) for ``a`` of
     ``shape`` (axis None: ``a`` flattened)."""
-    indices = onp.asarray(indices)
+    indices = data_of(indices)  # (another library's indices stay there, with the others)
     if axis is None:
         n = math.prod(shape)
         return onp.unravel_index(onp.where(indices < 0, indices + n, indices), shape)
@@ -74,7 +83,7 @@ def along_axis_index(indices, axis, shape):
         if d == axis:
             idx.append(indices)
         else:
-            idx.append(onp.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1)))
+            idx.append(index_like(onp.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1)), indices))
     return tuple(idx)
 
 
@@ -182,7 +191,7 @@ def_rules(anp.clip, [_clip_rule(0), _clip_rule(1), _clip_rule(2)], [_clip_jvp(0)
 
 def _take_index(shape, indices, axis, mode="raise"):
     """The index ``idx`` with ``a[idx] == np.take(a, indices, axis, mode=mode)``."""
-    ind = onp.asarray(getval(indices))
+    ind = data_of(indices)  # (another library's index stays there: its scatter-add takes it)
     n = math.prod(shape) if axis is None else shape[axis]
     if mode == "wrap":
         ind = ind % n

@@ -29,10 +29,12 @@ results finite and exact for functions that only use the eigenvalues / singular 
 individual degenerate vectors are then not meaningful.
 """
 
+import functools
 import math
 
 import numpy as onp
 
+from .. import _backends
 from ..builtins import container_untake, make_sequence
 from ..core import SparseObject, def_linear, defjvp, defvjp_argnums, defvjp_direct, vspace
 from ..tracer import Box, getval, primitive
@@ -41,6 +43,7 @@ from ._products import MATMUL_VJPS, OUTER_VJPS, TENSORDOT_VJPS
 from ._reductions import trace_vjp
 from ._registration import LINEAR, def_rules
 from ._shapes import (
+    constant_like,
     data_of,
     dtype_of,
     inverse_permutation,
@@ -50,6 +53,7 @@ from ._shapes import (
     shape_and_dtype,
     shape_of,
     unbroadcast,
+    zeros_on,
 )
 
 _matmul, _swapaxes, _conj, _real, _imag = anp.matmul, anp.swapaxes, anp.conjugate, anp.real, anp.imag
@@ -106,7 +110,7 @@ def _is_zero(x):
         return True
     if isinstance(x, Box):
         return False
-    return not onp.any(x)
+    return not may_hold_true(data_of(x))  # (another library's value: not looked at)
 
 
 def _part_raw(t, i):
@@ -167,10 +171,6 @@ def _safe(x):
     return _where(zero, 1.0, x) if may_hold_true(zero) else x
 
 
-def _tri_mask(n, lower, k):
-    return onp.tri(n, n, k, dtype=bool) if lower else ~onp.tri(n, n, k - 1, dtype=bool)
-
-
 # ---------------------------------------------------------------------------------------
 # The Hermitian matrix NumPy's eigh / cholesky / svd(hermitian) read from one triangle
 
@@ -178,25 +178,22 @@ def _tri_mask(n, lower, k):
 def _herm_from_triangle_raw(a, lower):
     """The Hermitian (symmetric) matrix whose lower (upper) triangle is that of ``a``, with
     the real part of ``a``'s diagonal: the matrix LAPACK works on.  Real-linear in ``a``."""
-    a = onp.asarray(a)
+    a = data_of(a)  # (array operations only: another library's array stays in it)
     tri = onp.tril(a, -1) if lower else onp.triu(a, 1)
-    out = tri + onp.conj(onp.swapaxes(tri, -1, -2))
-    n = a.shape[-1]
-    idx = onp.arange(n)
-    out[..., idx, idx] = a.real[..., idx, idx] if a.dtype.kind == "c" else a[..., idx, idx]
-    return out
+    return onp.where(_eye_mask(a), a.real, tri + onp.conj(onp.swapaxes(tri, -1, -2)))
 
 
 def _herm_adjoint_raw(g, lower):
     """The adjoint of herm_from_triangle under Re(sum(g * dy)): the cotangent lands in the
     triangle that was read (off-diagonal entries get g_ij + conj(g_ji))."""
-    g = onp.asarray(g)
+    g = data_of(g)
     s = g + onp.conj(onp.swapaxes(g, -1, -2))
-    out = onp.tril(s, -1) if lower else onp.triu(s, 1)
-    n = g.shape[-1]
-    idx = onp.arange(n)
-    out[..., idx, idx] = g.real[..., idx, idx] if g.dtype.kind == "c" else g[..., idx, idx]
-    return out
+    return onp.where(_eye_mask(g), g.real, onp.tril(s, -1) if lower else onp.triu(s, 1))
+
+
+def _eye_mask(a):
+    """The diagonal of ``a``'s last two axes as a boolean mask, in ``a``'s library."""
+    return constant_like(onp.eye(a.shape[-1], dtype=bool), a)
 
 
 _herm_from_triangle_raw.__name__ = _herm_from_triangle_raw.__qualname__ = "herm_from_triangle"
@@ -253,7 +250,7 @@ def _slogdet_jvp(g, ans, a):
         d_sign = sign * (1j * _imag(t))
         d_logabs = _real(t)
     else:
-        d_sign = onp.zeros(shape_of(sign), dtype_of(sign))
+        d_sign = zeros_on(sign, shape_of(sign), dtype_of(sign))
         d_logabs = t
     return _tangent_tuple(ans, _cast_like(d_sign, sign), _cast_like(d_logabs, logabs))
 
@@ -318,7 +315,7 @@ def _pinv_core_jvp(X, A, dA):
 def _eye_minus(P):
     """I - P for a stack of square matrices P."""
     n = shape_of(P)[-1]
-    return onp.eye(n, dtype=dtype_of(P)) - P
+    return constant_like(onp.eye(n, dtype=dtype_of(P)), P) - P
 
 
 def _pinv_core_vjp(X, A, g):
@@ -359,7 +356,7 @@ def _pinv_kwargs(args, kwargs):
 def _powers(a, m):
     """[A^0, A^1, ..., A^m] (A^0 the identity, as a constant)."""
     n = shape_of(a)[-1]
-    out = [onp.broadcast_to(onp.eye(n, dtype=dtype_of(a)), shape_of(a))]
+    out = [anp.broadcast_to(constant_like(onp.eye(n, dtype=dtype_of(a)), a), shape_of(a))]
     for _ in range(m):
         out.append(a if len(out) == 1 else _matmul(out[-1], a))
     return out
@@ -398,6 +395,10 @@ def _matrix_power_vjp(g, ans, a, n):
 
 
 def _multi_dot_raw(*arrays):
+    if any(_backends.is_foreign(a) for a in arrays):
+        # NumPy's multi_dot would convert another library's arrays (Dask has none): the same
+        # product as a chain of matmul there, left to right
+        return functools.reduce(onp.matmul, arrays)
     return onp.linalg.multi_dot(arrays)
 
 
@@ -455,7 +456,7 @@ def_linear(multi_dot_args)
 def _phi(P):
     n = shape_of(P)[-1]
     w = onp.tri(n, n, -1) + 0.5 * onp.eye(n)
-    return P * w.astype(_real_dtype(P))
+    return P * constant_like(w.astype(_real_dtype(P)), P)
 
 
 def _cholesky_jvp(g, ans, a, upper=False):
@@ -554,7 +555,9 @@ def _eig_jvp(g, ans, a):
 def _eig_matching(a, w_ref):
     """(w, V) of eig(a) (traced), reordered to match the eigenvalues ``w_ref``."""
     w, V = _parts(_L["eig"](a))
-    wv, rv = onp.asarray(getval(w)), onp.asarray(getval(w_ref))
+    wv, rv = data_of(w), data_of(w_ref)
+    if _backends.is_foreign(wv) or _backends.is_foreign(rv):
+        return w, V  # (comparing would read another library's data: its eig and eigvals agree)
     if wv.shape == rv.shape and not onp.array_equal(wv, rv):
         # pair each reference eigenvalue with the nearest one (eigvals and eig normally
         # agree exactly; this only guards against a different ordering)
@@ -749,7 +752,7 @@ def _right_solve_T(X, R):
 
 def _anti_part(C, cplx):
     n = shape_of(C)[-1]
-    low = C * onp.tri(n, n, -1, dtype=bool)
+    low = C * constant_like(onp.tri(n, n, -1, dtype=bool), C)
     omega = low - H(low)
     if cplx:
         omega = omega + _make_diagonal(1j * _imag(_diag(C)))
@@ -758,7 +761,7 @@ def _anti_part(C, cplx):
 
 def _anti_part_adjoint(Y, cplx):
     n = shape_of(Y)[-1]
-    out = (Y - H(Y)) * onp.tri(n, n, -1, dtype=bool)
+    out = (Y - H(Y)) * constant_like(onp.tri(n, n, -1, dtype=bool), Y)
     if cplx:
         out = out + _make_diagonal(1j * _imag(_diag(Y)))
     return out
@@ -815,7 +818,7 @@ def _qr_jvp(g, ans, a, *args, **kwargs):
             Qc = Q[..., :, n:]
             dQc = -_matmul(Q1, _L["solve"](H(R1), _matmul(H(g), Qc)))
             dQ = _concatenate([dQ1, dQc], axis=-1)
-            dR = _concatenate([dR1, onp.zeros(shape_of(R)[:-2] + (m - n, n), dtype_of(dR1))], axis=-2)
+            dR = _concatenate([dR1, zeros_on(dR1, shape_of(R)[:-2] + (m - n, n), dtype_of(dR1))], axis=-2)
     else:
         dX, dY = g[..., :, :m], g[..., :, m:]
         Y = a[..., :, m:]
@@ -874,8 +877,11 @@ def _qr_vjp(g, ans, a, *args, **kwargs):
 
 
 def _lstsq_raw(a, b, rcond=None):
-    x, res, rank, s = onp.linalg.lstsq(a, b, rcond)
-    return (x, res, onp.float64(rank), s)
+    # rcond only when given: it is NumPy's default, and Dask's lstsq has no such argument
+    x, res, rank, s = onp.linalg.lstsq(a, b) if rcond is None else onp.linalg.lstsq(a, b, rcond)
+    # (the rank as a float, so that the result's parts are arrays; another library's rank
+    # stays there: reading it would wait for the device or compute)
+    return (x, res, rank if _backends.is_foreign(x) else onp.float64(rank), s)
 
 
 _lstsq_raw.__name__ = _lstsq_raw.__qualname__ = "lstsq"
@@ -906,7 +912,7 @@ def _lstsq_pieces(ans, a, b, rcond):
 
 def _zeros_of(v):
     shape, dtype = shape_and_dtype(v)
-    return onp.zeros(shape, dtype)
+    return zeros_on(v, shape, dtype)
 
 
 def _lstsq_jvp_a(g, ans, a, b, rcond=None):
@@ -1011,7 +1017,7 @@ def _vector_weight(x, y, ord, axes):
         share = mask / onp.maximum(mask.sum(axis=axes, keepdims=True), 1)
         return _unit(x) * share.astype(_real_dtype(x))
     if p == 0.0:
-        return onp.zeros(shape_of(x), _real_dtype(x))
+        return zeros_on(x, shape_of(x), _real_dtype(x))
     if p == 1.0:
         return _unit(x)
     ax = _abs(x) if is_complex(x) else x * _unit(x)

@@ -20,6 +20,7 @@ from ._registration import (
 )
 from ._shapes import (
     NoValue,
+    constant_like,
     dtype_of,
     inverse_permutation,
     is_complex,
@@ -368,7 +369,7 @@ def _einsum_vjp_argnum(argnum, g, args, kwargs):
                 eshape = [1] * len(letters)
                 eshape[first[c]] = n
                 eshape[pos] = n
-                r = r * onp.eye(n, dtype=rdt).reshape(eshape)
+                r = r * constant_like(onp.eye(n, dtype=rdt).reshape(eshape), r)
     return unbroadcast(r, x)
 
 

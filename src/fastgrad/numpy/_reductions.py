@@ -34,12 +34,14 @@ from ._shapes import (
     may_hold_true,
     ndim_of,
     normalized_axes,
+    ones_on,
     real_dtype,
     reduced_size,
     shape_and_dtype,
     shape_of,
     unbroadcast,
     unset,
+    zeros_on,
 )
 
 _F64 = onp.dtype(onp.float64)
@@ -112,12 +114,12 @@ def _others_product(x, axes):
     (the slices along ``axes``), from exclusive prefix and suffix products: no division,
     so exact where entries are 0.  Traced."""
     if not axes or math.prod(shape_of(x)[i] for i in axes) == 0:
-        return onp.ones(shape_of(x), dtype=dtype_of(x))
+        return ones_on(x, shape_of(x), dtype_of(x))
     flat, restore = _group_last(x, axes)
     n = shape_of(flat)[-1]
     if n == 1:
-        return onp.ones(shape_of(x), dtype=dtype_of(x))
-    one = onp.ones(shape_of(flat)[:-1] + (1,), dtype=dtype_of(x))
+        return ones_on(x, shape_of(x), dtype_of(x))
+    one = ones_on(x, shape_of(flat)[:-1] + (1,), dtype_of(x))
     left = _cumprod(_concat(one, _getitem(flat, (Ellipsis, slice(None, -1))), axis=-1), axis=-1)
     tail = _flip(_getitem(flat, (Ellipsis, slice(1, None))), -1)
     right = _flip(_cumprod(_concat(one, tail, axis=-1), axis=-1), -1)
@@ -348,10 +350,12 @@ def _slices_along(a, axis):
 
 def _cumprod_vjp_core(g, ans, x, axis):
     """The cotangent of ``ans = cumprod(x, axis)`` (x, g, ans of one shape)."""
-    if not onp.any(getval(x) == 0):
+    if not may_hold_true(data_of(x) == 0):
         return _rev_cumsum(g * ans, axis) / x
-    # exact with zeros: r_j = P_{j-1} S_j with P the exclusive prefix product and
-    # S_j = g_j + x_{j+1} S_{j+1} (a loop along the axis, traced)
+    # exact with zeros, and to every order (a polynomial in x, no division): r_j = P_{j-1} S_j
+    # with P the exclusive prefix product and S_j = g_j + x_{j+1} S_{j+1} (a loop along the
+    # axis, traced).  Another library's array always comes here: testing it for zeros would
+    # compute it or wait for its device.
     gs, xs, ps = _slices_along(g, axis), _slices_along(x, axis), _slices_along(ans, axis)
     n = len(gs)
     s = [None] * n
@@ -364,7 +368,7 @@ def _cumprod_vjp_core(g, ans, x, axis):
 
 def _cumprod_jvp_core(g, ans, x, axis):
     """The tangent of ``ans = cumprod(x, axis)`` along ``g`` (x, g, ans of one shape)."""
-    if not onp.any(getval(x) == 0):
+    if not may_hold_true(data_of(x) == 0):
         return ans * _cumsum(g / x, axis)
     gs, xs, ps = _slices_along(g, axis), _slices_along(x, axis), _slices_along(ans, axis)
     d = [gs[0]]
@@ -411,7 +415,7 @@ def _cumulative_prod_jvp(g, ans, x, *, axis=None, dtype=None, out=None, include_
     t = _cumprod_jvp_core(g, rest, x, ax)
     zshape = list(shape_of(ans))
     zshape[ax % nd] = 1
-    return fit(_concat(onp.zeros(zshape, dtype_of(t)), t, axis=ax), ans)
+    return fit(_concat(zeros_on(t, zshape, dtype_of(t)), t, axis=ax), ans)
 
 
 def_rules(anp.cumprod, [_cumprod_vjp], [_cumprod_jvp])

@@ -105,6 +105,40 @@ def as_dtype(v, dtype):
     return v.astype(dtype)
 
 
+def constant_like(const, x):
+    """The NumPy constant ``const`` (a mask, weights) in the library of ``x``'s value, so
+    that arithmetic between them stays there (CuPy refuses NumPy operands)."""
+    v = getval(x)
+    if type(v) is _ndarray or not _backends.is_foreign(v):
+        return const
+    return _backends.backend_of(v).from_numpy(const)
+
+
+def index_like(index, x):
+    """The NumPy integer array ``index`` as ``x``'s library takes an index."""
+    v = getval(x)
+    if type(v) is _ndarray or not _backends.is_foreign(v):
+        return index
+    return _backends.backend_of(v).index_from_numpy(index)
+
+
+def zeros_on(x, shape, dtype):
+    """Zeros of ``shape`` and ``dtype`` in the library of ``x``'s value (NumPy's for NumPy
+    values and Python numbers; Dask's keep x's chunks where the shapes agree)."""
+    v = getval(x)
+    if type(v) is _ndarray or not _backends.is_foreign(v):
+        return onp.zeros(shape, dtype)
+    return _backends.backend_of(v).zeros(shape, dtype, like=v)
+
+
+def ones_on(x, shape, dtype):
+    """Ones as ``zeros_on`` makes zeros."""
+    v = getval(x)
+    if type(v) is _ndarray or not _backends.is_foreign(v):
+        return onp.ones(shape, dtype)
+    return _backends.backend_of(v).ones(shape, dtype, like=v)
+
+
 def may_hold_true(mask):
     """False only if ``mask`` is known to have no true entry.  Another library's array
     counts as possibly true without looking (looking would compute it or wait for the

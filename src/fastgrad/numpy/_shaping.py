@@ -22,6 +22,7 @@ from ._registration import (
 )
 from ._shapes import (
     along,
+    constant_like,
     dtype_of,
     fit,
     inverse_permutation,
@@ -31,6 +32,7 @@ from ._shapes import (
     traced_sequence,
     unbroadcast,
     vspace_of,
+    zeros_on,
 )
 
 _ndarray = onp.ndarray
@@ -98,7 +100,9 @@ def _atleast_jvp(argnums, gs, ans, args, kwargs):
         return _reshape(gs[0], shape_of(ans))
     tangents = {i: g for i, g in zip(argnums, gs)}
     items = [
-        _reshape(tangents[i], shape_of(ans[i])) if i in tangents else onp.zeros(shape_of(ans[i]), dtype_of(ans[i]))
+        _reshape(tangents[i], shape_of(ans[i]))
+        if i in tangents
+        else zeros_on(ans[i], shape_of(ans[i]), dtype_of(ans[i]))
         for i in range(len(args))
     ]
     return traced_sequence(tuple, items)
@@ -115,7 +119,7 @@ def _broadcast_arrays_vjp(argnums, ans, args, kwargs):
 def _broadcast_arrays_jvp(argnums, gs, ans, args, kwargs):
     tangents = {i: g for i, g in zip(argnums, gs)}
     items = [
-        fit(tangents[i], ans[i]) if i in tangents else onp.zeros(shape_of(ans[i]), dtype_of(ans[i]))
+        fit(tangents[i], ans[i]) if i in tangents else zeros_on(ans[i], shape_of(ans[i]), dtype_of(ans[i]))
         for i in range(len(args))
     ]
     return traced_sequence(tuple, items)
@@ -327,7 +331,7 @@ def _joined_jvp(fun):
     def jvp(argnums, gs, ans, args, kwargs):
         tangents = {i: g for i, g in zip(argnums, gs)}
         items = [
-            tangents[i] if i in tangents else onp.zeros(shape_of(a), _real_or_same(dtype_of(a)))
+            tangents[i] if i in tangents else zeros_on(a, shape_of(a), _real_or_same(dtype_of(a)))
             for i, a in enumerate(args)
         ]
         return fit(fun(*items, **kwargs), ans)
@@ -430,7 +434,7 @@ def _linspace_rule(which):
             ans = ans[0]
         t, ax = linspace_weights(shape_of(ans), num, endpoint, axis)
         w = t if which == 1 else 1.0 - t
-        r = _sum(g * w.astype(real_dtype(dtype_of(g))), axis=ax)
+        r = _sum(g * constant_like(w.astype(real_dtype(dtype_of(g))), g), axis=ax)
         div = (num - 1) if endpoint else num
         if gstep is not None and div > 0:
             r = r + gstep * ((1.0 if which == 1 else -1.0) / div)
@@ -446,7 +450,7 @@ def _linspace_jvp(which):
         samples = ans[0] if retstep else ans
         t, ax = linspace_weights(shape_of(samples), num, endpoint, axis)
         w = t if which == 1 else 1.0 - t
-        w = w.astype(real_dtype(dtype_of(g)))
+        w = constant_like(w.astype(real_dtype(dtype_of(g))), g)
         sshape = shape_of(samples)
         bshape = sshape[:ax] + sshape[ax + 1 :]  # start and stop broadcast together
         if shape_of(g) != bshape:
@@ -459,7 +463,7 @@ def _linspace_jvp(which):
         tstep = (
             fit(g * ((1.0 if which == 1 else -1.0) / div), step)
             if div > 0
-            else onp.zeros(shape_of(step), dtype_of(step))
+            else zeros_on(step, shape_of(step), dtype_of(step))
         )
         return traced_sequence(tuple, [ts, tstep])
 

@@ -17,6 +17,7 @@ work on traced results.  ``lstsq`` returns a plain tuple ``(x, residuals, rank, 
 
 import numpy.linalg as _npla
 
+from .. import _backends
 from ..tracer import Box as _Box, getval as _getval
 from . import numpy_wrapper as _w
 from . import _linalg_rules
@@ -40,17 +41,23 @@ def _build():
 
 
 def multi_dot(arrays, *, out=None):
-    if out is None and (isinstance(arrays, _Box) or _w._is_traced_sequence(arrays)):
+    if out is None and (isinstance(arrays, _Box) or _w._is_traced_sequence(arrays) or _foreign_sequence(arrays)):
         return _linalg_rules.multi_dot_args(*[_w._traceable(a) for a in _w._elements(arrays)])
     return _npla.multi_dot(arrays, out=out)
 
 
+def _foreign_sequence(arrays):
+    # (another library's arrays go through the primitive, whose product stays there)
+    return isinstance(arrays, (list, tuple)) and any(_backends.is_foreign(a) for a in arrays)
+
+
 def lstsq(a, b, rcond=None):
-    if not (isinstance(a, _Box) or isinstance(b, _Box)):
-        return _npla.lstsq(a, b, rcond)
+    if not (isinstance(a, _Box) or isinstance(b, _Box) or _backends.is_foreign(a) or _backends.is_foreign(b)):
+        return _npla.lstsq(a, b) if rcond is None else _npla.lstsq(a, b, rcond)
     parts = _linalg_rules.lstsq_parts(a, b, rcond)
     x, residuals, rank, s = parts
-    return (x, residuals, int(_getval(rank)), s)
+    rank = _getval(rank)
+    return (x, residuals, rank if _backends.is_foreign(rank) else int(rank), s)
 
 
 for _f, _npf in ((multi_dot, _npla.multi_dot), (lstsq, _npla.lstsq)):

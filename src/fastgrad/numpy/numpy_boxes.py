@@ -362,6 +362,8 @@ def _register_backend(backend):
 
 
 _backends.on_load(_register_backend)
+# a function that fails on another library's arrays raises an error naming it and the library
+_engine.bind(explain_failure=_backends.explain_primitive_failure)
 
 
 _engine.use_compiled_operators(ArrayBox)

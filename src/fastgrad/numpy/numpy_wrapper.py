@@ -397,8 +397,12 @@ def _array_from_args_raw(*elements, dtype=None):
     backend = _backends.backend_of_values(elements)
     if backend is not _backends.NUMPY:
         # np.array of another library's arrays would convert them to NumPy: stacked on their
-        # backend instead (Python numbers moved there first)
-        items = [e if backend.owns(e) else backend.from_numpy(_np_asarray(e), like=None) for e in elements]
+        # backend instead (Python numbers, and nested lists once made arrays, moved there first)
+        items = []
+        for e in elements:
+            if _type(e) is _list or _type(e) is _tuple:
+                e = _array_from_args_raw(*e)
+            items.append(e if backend.owns(e) else backend.from_numpy(_np_asarray(e), like=None))
         result = _np.stack(items)
         return result if dtype is None else result.astype(dtype)
     return _np_array(elements, dtype=dtype)
@@ -538,7 +542,15 @@ def _array_from_elements(elements, dtype, traced=True):
     if not traced:
         items = [_array_from_elements(e, dtype, False) if _type(e) in (_list, _tuple) else e for e in elements]
         return _array_from_args_raw(*items, dtype=dtype)
-    items = [_array_from_elements(_elements(e), dtype) if _is_traced_sequence(e) else e for e in elements]
+    items = [
+        _array_from_elements(_elements(e), dtype)
+        if _is_traced_sequence(e)
+        # (an untraced list of another library's arrays: one array there, never converted)
+        else _array_from_elements(e, dtype, False)
+        if (_type(e) is _list or _type(e) is _tuple) and _backends.LOADED and _contains_foreign(e)
+        else e
+        for e in elements
+    ]
     return array_from_args(*items, dtype=dtype)
 
 
@@ -635,7 +647,7 @@ def _as_column(e):
 
 def column_stack(tup):
     tup = _sequence(tup)
-    if not _is_traced_sequence(tup):
+    if not _is_traced_sequence(tup) and not (_backends.LOADED and _contains_foreign(tup)):
         return _np.column_stack(tup)
     return concatenate_args(*[_as_column(e) for e in _join_items(tup)], axis=1)
 

@@ -15,6 +15,7 @@ import math
 import numpy as onp
 import scipy.special as _sps
 
+from .. import _backends
 from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
 from ..numpy._shapes import match, unbroadcast
@@ -48,7 +49,23 @@ gammasgn = _wrap("gammasgn")
 rgamma = _wrap("rgamma")
 digamma = _wrap("digamma")
 psi = digamma if _sps.psi is _sps.digamma else _wrap("psi")
-_polygamma = _wrap("polygamma")
+
+
+def _polygamma_raw(n, x):
+    # SciPy's polygamma is Python code that converts x to a NumPy array: another library's
+    # array gets the same formula in SciPy's ufuncs, which reach that library by dispatch
+    if not _backends.is_foreign(x):
+        return _sps.polygamma(n, x)
+    if type(n) is int:
+        return _sps.digamma(x) if n == 0 else (-1.0) ** (n + 1) * math.factorial(n) * _sps.zeta(n + 1, x)
+    if not _backends.is_foreign(n):
+        n = _backends.backend_of(x).from_numpy(onp.asarray(n))
+    return onp.where(n == 0, _sps.digamma(x), (-1.0) ** (n + 1) * _sps.gamma(n + 1.0) * _sps.zeta(n + 1, x))
+
+
+_polygamma_raw.__name__ = _polygamma_raw.__qualname__ = "polygamma"
+_polygamma_raw.__module__ = __name__
+_polygamma = primitive(_polygamma_raw)
 _multigammaln = _wrap("multigammaln")
 # Python functions in SciPy, so their arguments can be given by keyword: keep them traced
 polygamma = make_wrapper("polygamma", ["n", "x"], (), _polygamma, _sps.polygamma.__doc__)
