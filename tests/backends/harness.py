@@ -213,17 +213,23 @@ def _max_rel_err(a, e):
 def run(case, backend):
     """The outcome of ``case`` on ``backend``."""
     expected, directions = reference(case)
+    counter = failure = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with backend.counting() as counter:
                 built = _build(case, backend, directions)
     except Exception as e:
-        return classify_exception(e)
-    if counter.count:
+        failure = e
+    if counter is not None and counter.count:
+        # work forced while building is wrong even when the case then fails: a refusal must
+        # come before any compute or transfer
         category = "computes" if backend.name.startswith("dask") else "host-sync"
         sites = sorted({_site(stack) for stack in counter.stacks})
-        return Outcome(category, "%d while building, from %s" % (counter.count, ", ".join(sites)))
+        then = "" if failure is None else ", then %s: %s" % (type(failure).__name__, _short(failure, 80))
+        return Outcome(category, "%d while building, from %s%s" % (counter.count, ", ".join(sites), then))
+    if failure is not None:
+        return classify_exception(failure)
     for key, value in built.items():
         for leaf, ref in zip(leaves(value), leaves(expected[key])):
             if onp.asarray(ref).dtype.kind in "fc" and not backend.owns(leaf):
