@@ -5,8 +5,9 @@ Not a timed test: a script that prints one table.
 * cluster: a LocalCluster of two worker processes (one thread, a memory limit each) on
   loopback; a dataset at least twice one worker's limit, generated chunk by chunk on the
   workers; the gradient by ``fastgrad.grad`` of the fastgrad.numpy loss, and the same
-  gradient written by hand in Dask, each computed ``--repeats`` times (best time kept) on
-  a freshly restarted cluster, with each worker's peak resident memory over that run;
+  gradient written by hand in Dask, computed in ``--repeats`` rounds that alternate which
+  goes first (best time kept), with each worker's peak resident memory over each run (the
+  peak is reset before it: Linux's ``clear_refs``);
 * in memory: the same loss on NumPy arrays that fit (``--numpy-rows``), fastgrad vs the
   gradient written by hand in NumPy.
 
@@ -34,8 +35,24 @@ import fastgrad
 
 
 def _peak_rss():
-    """This process's peak resident set size in bytes (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's peak resident set size in bytes since the last ``_reset_peak``."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # (the whole life's peak)
+
+
+def _reset_peak():
+    """Start this process's peak resident set size again from its current size (Linux)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
 
 
 def _best_time(fun, repeats):
@@ -67,13 +84,16 @@ def cluster_rows(args):
             "fastgrad.grad on Dask": lambda: fastgrad.grad(example.loss)(w, X, y),
             "hand-written Dask": lambda: example.hand_written_gradient(w, X, y),
         }
-        results = {}
-        for name, build in builders.items():
-            client.restart()  # fresh workers: the peak memory is this run's
-            seconds, g = _best_time(lambda: client.compute(build(), sync=True), args.repeats)
-            peaks = client.run(_peak_rss).values()
-            results[name] = g
-            rows.append((name, seconds, max(peaks)))
+        results, best, peak = {}, dict.fromkeys(builders, float("inf")), dict.fromkeys(builders, 0)
+        names = list(builders)
+        for r in range(args.repeats):
+            for name in names if r % 2 == 0 else names[::-1]:  # (neither always runs first)
+                client.run(_reset_peak)
+                t = time.perf_counter()
+                results[name] = client.compute(builders[name](), sync=True)
+                best[name] = min(best[name], time.perf_counter() - t)
+                peak[name] = max(peak[name], *client.run(_peak_rss).values())
+        rows = [(name, best[name], peak[name]) for name in names]
         diff = onp.max(onp.abs(results["fastgrad.grad on Dask"] - results["hand-written Dask"]))
         rel = float(diff / onp.max(onp.abs(results["hand-written Dask"])))
     finally:

@@ -57,6 +57,19 @@ def test_gradient_with_respect_to_the_data_keeps_its_chunks():
     onp.testing.assert_allclose(gX.compute(), fastgrad.grad(logistic_loss, 1)(w, X, y), rtol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "reduce", [np.mean, np.sum, lambda a: np.sum(np.max(a, axis=1)), lambda a: np.sum(np.var(a, 0))]
+)
+def test_a_reductions_cotangent_is_laid_out_as_its_input(reduce):
+    # a broadcast cotangent would be one chunk that Dask splits again (a rechunk), moving it
+    # whole between workers: the cotangent of a reduction takes its input's chunks instead
+    X, y, w, dX, dy, dw = _data()
+    gX = fastgrad.grad(lambda X: reduce(np.tanh(X)))(dX)
+    assert gX.chunks == dX.chunks
+    assert not [name for name in gX.__dask_graph__().layers if name.startswith("rechunk")]
+    onp.testing.assert_allclose(gX.compute(), fastgrad.grad(lambda X: reduce(np.tanh(X)))(X), rtol=1e-12)
+
+
 def test_hessian_vector_product_builds_without_computing():
     X, y, w, dX, dy, dw = _data()
     v = onp.linspace(-1.0, 1.0, w.size)

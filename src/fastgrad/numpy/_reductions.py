@@ -57,7 +57,7 @@ _cumprod, _concat, _stack = anp.cumprod, anp.concatenate_args, anp.stack_args
 
 def _sum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     shape = shape_of(x)
-    r = expand_reduced(g, shape, axis, keepdims)
+    r = expand_reduced(g, shape, axis, keepdims, like=x)
     if where is not True and where is not NoValue:
         r = _where(where, r, 0.0)
     return unbroadcast(r, x)
@@ -81,10 +81,10 @@ def _mean_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, *, whe
     shape = shape_of(x)
     if _has_where(where):
         count = _where_count(shape, axis, where, dtype_of(x))
-        r = _where(where, expand_reduced(g, shape, axis, keepdims), 0.0) / onp.maximum(count, 1)
+        r = _where(where, expand_reduced(g, shape, axis, keepdims, like=x), 0.0) / onp.maximum(count, 1)
         return unbroadcast(r, x)
     # divided before it is repeated: the same values, one division instead of one per entry
-    r = expand_reduced(g / reduced_size(shape, axis), shape, axis, keepdims)
+    r = expand_reduced(g / reduced_size(shape, axis), shape, axis, keepdims, like=x)
     return unbroadcast(r, x)
 
 
@@ -129,7 +129,7 @@ def _others_product(x, axes):
 def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     shape = shape_of(x)
     axes = normalized_axes(axis, len(shape))
-    r = expand_reduced(g, shape, axis, keepdims)
+    r = expand_reduced(g, shape, axis, keepdims, like=x)
     if _has_where(where):
         mask = onp.broadcast_to(onp.asarray(where, dtype=bool), shape)
         xs = _where(mask, x, 1.0)
@@ -139,7 +139,7 @@ def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initia
         return unbroadcast(_where(mask, r * others, 0.0), x)
     if not may_hold_true(getval(x) == 0):
         # the product of the others is ans / x (initial included in ans)
-        return unbroadcast(r * expand_reduced(ans, shape, axis, keepdims) / x, x)
+        return unbroadcast(r * expand_reduced(ans, shape, axis, keepdims, like=x) / x, x)
     others = _others_product(x, axes)
     if not unset(initial):
         others = others * initial
@@ -182,7 +182,7 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
 
 def _maxmin_reduce_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
     w = _maxmin_weights(x, ans, axis, keepdims, where)
-    return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims) * w, x)
+    return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims, like=x) * w, x)
 
 
 def _maxmin_reduce_jvp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
@@ -200,7 +200,7 @@ def _ptp_vjp(g, ans, x, axis=None, out=None, keepdims=False):
     hi = onp.max(xv, axis=axis, keepdims=keepdims)
     lo = onp.min(xv, axis=axis, keepdims=keepdims)
     w = _maxmin_weights(x, hi, axis, keepdims) - _maxmin_weights(x, lo, axis, keepdims)
-    return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims) * w, x)
+    return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims, like=x) * w, x)
 
 
 def _ptp_jvp(g, ans, x, axis=None, out=None, keepdims=False):
@@ -230,7 +230,7 @@ def _var_vjp(
 ):
     shape = shape_of(x)
     n = reduced_size(shape, axis) - _ddof(ddof, correction)
-    return unbroadcast(expand_reduced(g, shape, axis, keepdims) * _centered(x, axis) * (2.0 / n), x)
+    return unbroadcast(expand_reduced(g, shape, axis, keepdims, like=x) * _centered(x, axis) * (2.0 / n), x)
 
 
 def _over_std(t, ans):
@@ -248,7 +248,7 @@ def _std_vjp(
     shape = shape_of(x)
     n = reduced_size(shape, axis) - _ddof(ddof, correction)
     g = _over_std(g, ans)
-    return unbroadcast(expand_reduced(g, shape, axis, keepdims) * _centered(x, axis) * (1.0 / n), x)
+    return unbroadcast(expand_reduced(g, shape, axis, keepdims, like=x) * _centered(x, axis) * (1.0 / n), x)
 
 
 def _var_impl(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
@@ -466,7 +466,7 @@ def _nanvar_vjp(
     c = _where(valid, x - m, 0.0)
     if is_complex(x):
         c = _conj(c)
-    return unbroadcast(expand_reduced(g, shape, axis, keepdims) * c * (2.0 / n), x)
+    return unbroadcast(expand_reduced(g, shape, axis, keepdims, like=x) * c * (2.0 / n), x)
 
 
 def _nanstd_vjp(g, ans, x, *args, **kwargs):

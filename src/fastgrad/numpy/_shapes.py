@@ -278,14 +278,19 @@ def reduced_size(shape, axis):
     return math.prod(shape[i] for i in normalized_axes(axis, len(shape)))
 
 
-def expand_reduced(g, shape, axis, keepdims):
-    """The cotangent of a reduction over ``axis``, repeated back to the input ``shape``."""
+def expand_reduced(g, shape, axis, keepdims, like=None):
+    """The cotangent of a reduction over ``axis``, repeated back to the input ``shape``
+    (``like``: the input, whose chunks a Dask cotangent takes)."""
     if axis is not None and (not keepdims or keepdims is NoValue):
         axes = normalized_axes(axis, len(shape))
         kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
         if kept != shape_of(g):
             g = _reshape(g, kept)
     if shape_of(g) != shape:
+        if like is not None and type(getval(like)) is not _ndarray and _backends.is_foreign(getval(like)):
+            # repeated by a product with ones laid out as the input (a Dask broadcast would
+            # be one chunk, split again, moved whole between workers, where it meets them)
+            return g * ones_on(like, shape, dtype_of(g))
         g = broadcast(g, shape)
     return g
 
