@@ -401,21 +401,29 @@ def explain_failure(function, args, kwargs, error):
     cls = _explained_class(type(error))
     if cls is None:
         return None
-    return cls(
-        "fastgrad: {} is not available for {} arrays: {}: {}".format(
-            function, backend.type_name(), type(error).__name__, error
+    try:
+        return cls(
+            "fastgrad: {} is not available for {} arrays: {}: {}".format(
+                function, backend.type_name(), type(error).__name__, error
+            )
         )
-    )
+    except Exception:  # (a class whose constructor takes other arguments: the original stays)
+        return None
 
 
 _EXPLAINED = {}  # original error class -> its BackendError twin
+# exceptions made from a message alone: a class that constructs itself as one of these can
+# have a twin (UnicodeDecodeError, or a class with its own __init__, keeps its error)
+_PLAIN = (TypeError, ValueError, NotImplementedError, RuntimeError, Exception, BaseException)
+_PLAIN_INITS = frozenset(id(c.__init__) for c in _PLAIN)
+_PLAIN_NEWS = frozenset(id(c.__new__) for c in _PLAIN)
 
 
 def _explained_class(cls):
     twin = _EXPLAINED.get(cls)
     if twin is None:
-        if issubclass(cls, BackendError):
-            return cls
+        if id(cls.__init__) not in _PLAIN_INITS or id(cls.__new__) not in _PLAIN_NEWS:
+            return None
         try:
             twin = type("Backend" + cls.__name__, (BackendError, cls), {"__module__": __name__})
         except TypeError:  # (a class that cannot be combined: the original error stays)

@@ -64,6 +64,16 @@ def test_errors_other_than_type_value_and_not_implemented_pass_unchanged():
         prim(_stand_in([1.0]))
 
 
+def test_an_error_class_that_cannot_take_a_message_is_raised_as_it_is():
+    def decode(x):
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")  # (a ValueError)
+
+    prim = fastgrad.extend.primitive(decode)
+    with pytest.raises(UnicodeDecodeError) as info:
+        prim(_stand_in([1.0]))
+    assert type(info.value) is UnicodeDecodeError
+
+
 # ---- Dask: the functions it would run by converting to NumPy ----------------------------
 
 
