@@ -139,6 +139,26 @@ def test_user_primitive_second_order():
     assert_tree_allclose(d2, s * (1 - s), rtol=1e-12)
 
 
+def test_a_primitive_bound_as_a_method_gets_the_instance_first():
+    @extend.primitive
+    def scale(self, x):
+        return self.k * x
+
+    extend.defvjp(scale, None, lambda ans, self, x: lambda g: g * self.k)
+
+    class Scaler:
+        k = 3.0
+        apply = scale
+
+    s = Scaler()
+    assert Scaler.apply is scale
+    bound = s.apply
+    assert bound.__self__ is s and bound.__func__ is scale and bound(2.0) == 6.0
+    assert s.apply(2.0) == 6.0
+    assert ag.grad(lambda x: s.apply(x) * x)(2.0) == 12.0
+    assert ag.grad(lambda x: s.apply(s.apply(x)))(2.0) == 9.0
+
+
 def test_defvjp_two_arguments_with_keyword():
     check_grads(lambda x, y: weighted(x, y, w=2.5), XS, YS, order=2, module=ag)
     f = lambda x, y: anp.sum(weighted(x, y, w=2.5))

@@ -20,6 +20,7 @@ import fastgrad.numpy as np
 from fastgrad import grad
 from fastgrad._engine import engine
 from fastgrad.core import primitive_vjps
+from fastgrad.extend import defvjp, vspace
 from fastgrad.numpy import _scalar_kernels as kernels
 from fastgrad.numpy import numpy_wrapper as anp
 
@@ -149,7 +150,10 @@ def test_forward_kernel_matches_numpy_bit_for_bit(prim):
     assert computed > len(cases) // 3  # the kernel itself, not only NumPy's path, was checked
 
 
-_REVERSE = sorted((k for k in kernels.ENABLED if k[1] != "forward"), key=lambda k: (k[0].__name__, k[1], str(k[0].fun)))
+_REVERSE = sorted(
+    (k for k in kernels.ENABLED if k[1] != "forward" and k[0] not in kernels.SCATTER),
+    key=lambda k: (k[0].__name__, k[1], str(k[0].fun)),
+)
 
 
 @pytest.mark.parametrize("key", _REVERSE, ids=lambda k: "{}-{}".format(k[0].__name__, k[1]))
@@ -282,6 +286,88 @@ def test_scalar_gradients_equal_the_pure_rules():
         kernels.install()
     assert [_bits(a) for a in with_kernels] == [_bits(b) for b in without]
     assert kernels.ENABLED == saved
+
+
+def _without_kernels(f, *args):
+    try:
+        engine.bind(scalar_kernels={}, scalar_vjps={})
+        return f(*args)
+    finally:
+        kernels.install()
+
+
+_SCATTER_CASES = {
+    # a loop over the elements: every index once, some twice, from either end
+    "loop": (lambda x: sum(x[i] * x[i] for i in range(5)) + x[-1] * x[0], onp.arange(1.0, 6.0)),
+    "tuple index": (lambda x: x[1, 2] * x[0, -1] + np.sin(x[(1, 0)]), onp.arange(6.0).reshape(2, 3) + 0.5),
+    # the pending sum begins dense (borrowed), then gets an element
+    "dense first": (lambda x: np.sum(x * 2.0) + x[1] * 3.0, onp.array([1.0, 2.0, 3.0])),
+    "element first": (lambda x: x[1] * 3.0 + np.sum(x * 2.0), onp.array([1.0, 2.0, 3.0])),
+    # what the kernel leaves to the rule: another dtype, NumPy integers, slices, arrays of
+    # indices, a 0-d array, a non-finite sum (inf + -inf)
+    "float32": (lambda x: x[0] * x[1], onp.array([1.5, 2.5], dtype=onp.float32)),
+    "numpy int": (lambda x: x[onp.int64(1)] * 2.0, onp.array([1.0, 2.0])),
+    "slice": (lambda x: np.sum(x[1:] * x[:-1]), onp.array([1.0, 2.0, 4.0])),
+    "fancy": (lambda x: np.sum(x[[0, 0, 1]] ** 2), onp.array([1.0, 2.0])),
+    "zero-d": (lambda x: x[()] * 3.0, onp.array(2.0)),
+    "non-finite": (lambda x: x[0] * onp.inf + x[0] * -onp.inf + x[1], onp.array([1.0, 2.0])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SCATTER_CASES))
+def test_indexing_transpose_adds_into_the_sum_as_the_rule_does(case):
+    # the engine adds x[i]'s cotangent into x's sum itself where it gives the rule's bits
+    f, x = _SCATTER_CASES[case]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with onp.errstate(all="warn"):
+            got = grad(f)(x)
+    with warnings.catch_warnings(record=True) as caught_without:
+        warnings.simplefilter("always")
+        with onp.errstate(all="warn"):
+            expected = _without_kernels(grad(f), x)
+    assert type(got) is type(expected) and got.dtype == expected.dtype
+    assert got.tobytes() == expected.tobytes(), (got, expected)
+    assert [str(w.message) for w in caught] == [str(w.message) for w in caught_without]
+
+
+def test_indexing_transpose_to_second_order_and_in_the_grads_of_random_loops():
+    f = lambda x: sum(x[i] ** 3 * x[(i + 1) % 4] for i in range(4))
+    x = onp.array([0.3, -1.2, 2.5, 0.7])
+    hess = fastgrad.hessian(f)(x)
+    assert hess.tobytes() == _without_kernels(fastgrad.hessian(f), x).tobytes()
+    rng = onp.random.RandomState(8)
+    for _ in range(50):
+        x = rng.standard_normal(rng.randint(1, 6)) * 10.0 ** rng.randint(-300, 300)
+        picks = rng.randint(-len(x), len(x), 8)
+
+        def loop(x, picks=picks):
+            s = 0.0
+            for i in picks:
+                s = s + x[int(i)] * onp.float64(rng.standard_normal())
+            return s
+
+        state = rng.get_state()
+        got = grad(loop)(x)
+        rng.set_state(state)
+        expected = _without_kernels(grad(loop), x)
+        assert got.tobytes() == expected.tobytes()
+
+
+def test_the_indexing_kernel_is_for_the_array_argument_only():
+    try:
+        with pytest.raises(ValueError, match="is for argnum 0"):
+            engine.bind(scalar_vjps={(primitive_vjps[anp.multiply], 1): ("A[idx]+=g", False)})
+    finally:
+        kernels.install()
+    # a rule given for indexing replaces the engine's shortcut with it
+    saved = primitive_vjps[anp.getitem]
+    try:
+        defvjp(anp.getitem, lambda ans, A, idx: lambda g: anp.untake(2.0 * g, idx, vspace(A)))
+        assert grad(lambda x: x[1] * 3.0)(onp.array([1.0, 2.0])).tolist() == [0.0, 6.0]
+    finally:
+        primitive_vjps[anp.getitem] = saved
+    assert grad(lambda x: x[1] * 3.0)(onp.array([1.0, 2.0])).tolist() == [0.0, 3.0]
 
 
 def test_a_kernel_needs_its_loop_bound_from_its_own_ufunc():

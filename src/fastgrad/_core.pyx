@@ -246,6 +246,9 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                     # (_pull_back's commonest case, here: by the rule's C tables, no list made)
                     argnums = node.parent_argnums
                     for k in range(nparents):
+                        if k == 0 and (<VJPRule>node.rule).kernel_reads[0] == READS_SCATTER \
+                                and _added_at_index(node, <VJPNode>_parent(node, 0), g):
+                            continue
                         cot = _rule_cotangent(<VJPRule>node.rule, <object>PyTuple_GET_ITEM(argnums, k), g, node)
                         if cot is not None:
                             _add_to_node(<VJPNode>_parent(node, k), cot)

@@ -115,6 +115,9 @@ cdef _check_kernels(str name, dict table):
                   and (<VJPRule>key[0]).kinds[<int>key[1]] == K_DIRECT and kernel in reverse):
             raise ValueError("bind: scalar_vjps maps (VJPRule, argnum 0 or 1 of a DIRECT rule) to "
                              "(one of {}, checks_target), not {!r}: {!r}".format(reverse, key, kernel))
+        elif kernel == SCATTER_KERNEL and key[1] != 0:
+            raise ValueError("bind: the kernel {!r} is for argnum 0 (the indexed array), not {!r}".format(
+                kernel, key[1]))
 
 
 cdef _install_scalar_kernels(dict before, dict now):

@@ -321,6 +321,10 @@ cdef extern from *:
         for (int i = 0; i < 2; i++) {
             types[i]->tp_vectorcall_offset = vectorcall_offset;
             types[i]->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+            /* A primitive bound as a method (ArrayBox.__getitem__, box.sum) is the primitive
+               called with the box first: saying so lets CPython call it so, without making
+               a bound method object per call (x[i] in a loop). */
+            types[i]->tp_flags |= Py_TPFLAGS_METHOD_DESCRIPTOR;
             PyType_Modified(types[i]);
         }
         types[0]->tp_call = fg_primitive_tp_call;

@@ -5,7 +5,7 @@
 # primitive and per rule (fastgrad/numpy/_scalar_kernels.py); the pure engine has none
 # and gives the same values by running the Python code they stand for.
 
-from libc.math cimport NAN
+from libc.math cimport NAN, isfinite
 from libc.string cimport memcmp, memcpy, strcmp
 
 cdef extern from "_scalar_kernels.h":
@@ -66,6 +66,8 @@ cdef extern from *:
     object fg_new_float64(object float64_type, double v)
 
 cdef int READS_IDENTITY = -1    # kernel_reads value of a rule that returns g itself ("g")
+cdef int READS_SCATTER = -2     # ... of indexing's transpose, added into the parent's sum ("A[idx]+=g")
+cdef str SCATTER_KERNEL = "A[idx]+=g"
 
 
 cdef inline bint _is_float(object x):
@@ -113,7 +115,7 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
     for the one-operation rules of + - * /, all arrays of one shape and dtype)."""
     cdef int reads = rule.kernel_reads[i]
     cdef double x = 0.0, y = 0.0, a = 0.0, gv = 0.0, r
-    if kwargs:
+    if kwargs or reads == READS_SCATTER:   # (that one adds into the sum itself: _added_at_index)
         return None
     if type(g) is _ndarray and cnp.PyArray_NDIM(<cnp.ndarray>g) > 0:
         return _vjp_on_arrays(rule, i, g, argv, n)
@@ -169,6 +171,80 @@ cdef object _vjp_on_arrays(VJPRule rule, Py_ssize_t i, object g, PyObject** argv
     if k == fg_v_g_over_y and _like(y, g):
         return g / y
     return None
+
+
+cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
+    """For a node of ``A[idx]`` whose rule is indexing's transpose (A's zeros with g added
+    at idx, a sparse cotangent): add g straight into the parent's pending sum, as that
+    sparse cotangent's ``mut_add`` would, without making it.  Only where the result is the
+    same bits: A a float64 array, idx an int or a tuple of ints naming one element, g a
+    float64 or a float (or grad's 0-d seed), the sum not begun (it starts as A's zeros)
+    or an array of A's layout the pass owns, and a finite sum (NumPy's scalar addition
+    would warn otherwise).  False, changing nothing, where the rule must run."""
+    cdef cnp.ndarray a, total
+    cdef cnp.npy_intp position[32]
+    cdef Py_ssize_t d, nd, offset = 0
+    cdef double gv, r
+    if node.nargs != 2 or node._kwargs is not None or type(node._arg0) is not _ndarray:
+        return False
+    if PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(node.parent_argnums, 0)) != 0:
+        return False   # the index is the boxed argument: its rule is another
+    a = <cnp.ndarray>node._arg0
+    nd = cnp.PyArray_NDIM(a)
+    if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not 0 < nd <= 32:
+        return False
+    if type(g) is float:
+        gv = PyFloat_AS_DOUBLE(g)
+    elif not _cotangent_value(g, &gv):
+        return False
+    if not _element_position(node._arg1, cnp.PyArray_DIMS(a), nd, position):
+        return False
+    pending = parent.pending
+    if pending is None:
+        r = 0.0 + gv
+        if not isfinite(r):
+            return False
+        total = cnp.PyArray_ZEROS(<int>nd, cnp.PyArray_DIMS(a), cnp.NPY_DOUBLE, 0)
+    elif parent.owned and type(pending) is _ndarray and _same_layout(pending, a) \
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>pending):
+        total = <cnp.ndarray>pending
+    else:
+        return False
+    for d in range(nd):
+        offset += position[d] * cnp.PyArray_STRIDES(total)[d]
+    r = (<double*>(cnp.PyArray_BYTES(total) + offset))[0] + gv
+    if not isfinite(r):
+        return False
+    (<double*>(cnp.PyArray_BYTES(total) + offset))[0] = r
+    if pending is None:
+        parent.pending, parent.owned = total, True
+    return True
+
+
+cdef bint _element_position(object idx, cnp.npy_intp* dims, Py_ssize_t nd, cnp.npy_intp* position):
+    """``position``: the element that ``idx`` (an int for a 1-d array, or a tuple of nd
+    ints; negative ones count from the end) names in an array of shape ``dims``.  False if
+    idx is anything else or out of range."""
+    cdef Py_ssize_t d, i
+    if type(idx) is int:
+        if nd != 1:
+            return False
+        items, n = (idx,), 1
+    elif type(idx) is tuple and PyTuple_GET_SIZE(idx) == nd:
+        items, n = idx, nd
+    else:
+        return False
+    for d in range(nd):
+        item = <object>PyTuple_GET_ITEM(items, d)
+        if type(item) is not int:
+            return False
+        i = PyLong_AsSsize_t(item)   # (the forward A[idx] succeeded: it is in range)
+        if i < 0:
+            i += dims[d]
+        if not 0 <= i < dims[d]:
+            return False
+        position[d] = i
+    return True
 
 
 cdef inline object _add_float64(object a, object b):
@@ -304,7 +380,7 @@ cdef _install_numpy_loops(dict ufuncs, dict probed):
 def scalar_kernel_names():
     """The kernels of this engine: (unary forward, binary forward, reverse) names."""
     cdef int k = 0
-    unary, binary, reverse = [], [], ["g"]
+    unary, binary, reverse = [], [], ["g", SCATTER_KERNEL]
     while fg_unary_kernels[k].name is not NULL:
         unary.append(fg_unary_kernels[k].name.decode())
         k += 1
@@ -326,7 +402,7 @@ def scalar_kernel_loop(name):
     cdef int loop = FG_IEEE
     if k >= 0:
         loop = fg_unary_kernels[k].loop
-    elif name != "g" and _kernel2(name) is NULL:
+    elif name != "g" and name != SCATTER_KERNEL and _kernel2(name) is NULL:
         loop = fg_vjp_kernels[_vjp_kernel_index(name)].loop
     return None if loop == FG_IEEE else fg_loop_names[loop].decode()
 
@@ -385,7 +461,7 @@ cdef _check_kernel_loops(str table_name, dict table, dict loops):
             k = _unary_index(kernel)
             if k >= 0:
                 _check_loop(fg_unary_kernels[k].loop, kernel, (<Primitive>key).fun, loops)
-        elif kernel != "g":
+        elif kernel != "g" and kernel != SCATTER_KERNEL:
             _check_loop(fg_vjp_kernels[_vjp_kernel_index(kernel)].loop, kernel, None, loops)
 
 
@@ -423,6 +499,9 @@ cdef _set_scalar_vjp(VJPRule rule, int argnum, name, bint checks_target):
         return
     if name == "g":
         rule.kernel_reads[argnum] = READS_IDENTITY
+        return
+    if name == SCATTER_KERNEL:
+        rule.kernel_reads[argnum] = READS_SCATTER
         return
     cdef int k = _vjp_kernel_index(name)
     rule.kernels[argnum], rule.kernel_reads[argnum] = fg_vjp_kernels[k].f, fg_vjp_kernels[k].reads

@@ -84,6 +84,11 @@ for _ufunc_prim, _op_prim in (
 ):
     REVERSE[_op_prim] = REVERSE[_ufunc_prim]
 
+# indexing: the rule's cotangent for the array, A's zeros with g added at idx (a sparse
+# cotangent), is added by the engine straight into the array's pending sum when idx names
+# one element of a float64 array and g is a float64 (a loop over x[i])
+SCATTER = {anp.getitem: "A[idx]+=g"}
+
 # primitives whose rules unbroadcast (and cast) to the argument
 _BINARY = frozenset(
     [
@@ -141,6 +146,11 @@ def install():
                 # binary rules unbroadcast (and cast) to the argument: its type is checked too
                 backward[(rule, argnum)] = (name, prim in _BINARY)
                 ENABLED[(prim, argnum)] = name
+    for prim, name in SCATTER.items():
+        rule = _direct_rule(prim, 0)
+        if rule is not None and name in reverse:
+            backward[(rule, 0)] = (name, False)
+            ENABLED[(prim, 0)] = name
     # the tables replace the bound ones whole: what they do not name is switched off
     _engine.bind(scalar_kernels=forward, scalar_vjps=backward)
 
