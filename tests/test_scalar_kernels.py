@@ -370,6 +370,43 @@ def test_the_indexing_kernel_is_for_the_array_argument_only():
     assert grad(lambda x: x[1] * 3.0)(onp.array([1.0, 2.0])).tolist() == [0.0, 3.0]
 
 
+def test_exact_zeros_are_numpy_s_bits_with_nothing_raised():
+    # a zero that raised no flag (a zero operand, a sum that cancels) is kept from the
+    # kernel: its sign and type are NumPy's, and errstate(all="raise") has nothing to raise
+    f64 = onp.float64
+    pairs = [(0.0, 3.0), (-0.0, 3.0), (0.0, -3.0), (2.5, -2.5), (-2.5, 2.5), (-0.0, -0.0), (5e-324, -5e-324)]
+    with onp.errstate(all="raise"):
+        for prim in (np.multiply, np.add, np.subtract, anp.multiply_op, anp.add_op, anp.subtract_op):
+            for a, b in pairs:
+                assert _outcome(prim, (f64(a), f64(b))) == _outcome(prim.fun, (f64(a), f64(b))), (prim, a, b)
+        for prim in (np.sin, np.tan, np.sinh, np.tanh, np.arctan, np.negative, np.square):
+            for v in (0.0, -0.0):
+                assert _outcome(prim, (f64(v),)) == _outcome(prim.fun, (f64(v),)), (prim, v)
+        # flagged ones still raise: an underflow to zero, 0 * inf
+        with pytest.raises(FloatingPointError):
+            np.multiply(f64(1e-300), f64(1e-300))
+        with pytest.raises(FloatingPointError):
+            np.multiply(f64(0.0), f64(onp.inf))
+
+
+def test_a_vanishing_gradient_equals_the_python_rules():
+    # the cotangent decays to subnormals, then to exact zeros (W1's chain does so)
+    def chain(x):
+        for _ in range(600):
+            x = np.sin(x) * x + 0.1
+        return x
+
+    def mixed(x):
+        y = np.exp(-x * 800.0) * np.cos(x) - np.tanh(x) * 0.0 + np.square(x) * -0.0
+        return y / (x + 1.0) + np.log(x) * 0.0
+
+    for f, x in ((chain, 0.5), (chain, onp.float64(-0.3)), (mixed, 0.9), (mixed, onp.float64(2.0))):
+        with onp.errstate(all="ignore"):
+            got = grad(f)(x)
+            expected = _without_kernels(grad(f), x)
+        assert type(got) is type(expected) and _bits(got) == _bits(expected), f.__name__
+
+
 def test_a_kernel_needs_its_loop_bound_from_its_own_ufunc():
     try:
         # bound from another ufunc, or from something that is not NumPy's ufunc: refused

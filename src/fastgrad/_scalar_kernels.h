@@ -15,9 +15,11 @@
  *     seeing NumPy call it (fg_probe_loop below, fastgrad/numpy/_scalar_kernels.py); an
  *     unbound kernel is never used.
  * A result that is not a normal finite number (inf, nan, zero, subnormal: the cases where
- * NumPy may warn or raise under np.errstate) is discarded and the Python path runs
- * instead, so warnings and errors are NumPy's own; so is the result of a NumPy loop that
- * raised a floating-point flag (an underflow inside tan, say), which NumPy would report.
+ * NumPy may warn or raise under np.errstate) is computed once more with the exception
+ * flags cleared (fg_quiet_* below): a finite result that raised no flag (0 * y, a sum that
+ * cancels) is kept, anything else is discarded and the Python path runs instead, so
+ * warnings and errors are NumPy's own; so is the result of a NumPy loop that raised a
+ * floating-point flag (an underflow inside tan, say), which NumPy would report.
  * Each reverse kernel evaluates the same expression, in the same order, as the Python
  * rule it stands for in fastgrad/numpy/numpy_vjps.py (tests/test_scalar_kernels.py
  * checks them against each other); setup.py compiles this with -ffp-contract=off, so no
@@ -78,6 +80,18 @@ static fg_ufunc_loop fg_loops[FG_N_LOOPS];
 #define FG_FP_ERRORS 0
 #endif
 
+/* Whether one of the flags NumPy reports is up.  On x86-64 the flags of SSE arithmetic
+   (all double arithmetic there: NumPy's loops and libm's included) are in MXCSR, read in
+   a few cycles; fetestexcept also reads the x87 status word, which costs more than a
+   kernel. */
+#if FG_FP_ERRORS && (defined(__x86_64__) || defined(_M_X64))
+#include <xmmintrin.h>
+#define FG_MXCSR_ERRORS (_MM_EXCEPT_INVALID | _MM_EXCEPT_DIV_ZERO | _MM_EXCEPT_OVERFLOW | _MM_EXCEPT_UNDERFLOW)
+static inline int fg_flags_up(void) { return (_mm_getcsr() & FG_MXCSR_ERRORS) != 0; }
+#else
+static inline int fg_flags_up(void) { return fetestexcept(FG_FP_ERRORS) != 0; }
+#endif
+
 /* The loop's result at x, as NumPy computes np.<ufunc>(x) for a float64 scalar x: one
    element, NumPy's strides.  NaN (the Python path) when the loop is unbound or a
    floating-point exception flag is up afterwards.  NumPy clears the flags before its loop
@@ -93,9 +107,59 @@ static inline double fg_run_loop(const fg_ufunc_loop *u, double x) {
     args[0] = (char *)&x;
     args[1] = (char *)&out;
     u->functions[u->index](args, &n, u->steps, u->data == NULL ? NULL : u->data[u->index]);
-    if (fetestexcept(FG_FP_ERRORS))
+    if (fg_flags_up())
         return NAN;
     return out;
+}
+
+/* A kernel's result that fg_is_clean refused, computed again with the exception flags
+   cleared: kept (1, in *out) when it is finite and raised none of the flags NumPy reports,
+   so that NumPy would give these bits and say nothing (a zero from a zero cotangent, the
+   exact zero or subnormal of a sum).  The flags up before are put back as they were.  The
+   operands go through volatile variables so that the compiler cannot move the arithmetic
+   across the flag calls. */
+#if FG_FP_ERRORS && (defined(__x86_64__) || defined(_M_X64))
+/* (MXCSR, as in fg_flags_up: fenv.h's calls also save and load the x87 environment) */
+#define FG_QUIET_BEGIN unsigned int fg_saved = _mm_getcsr(); _mm_setcsr(fg_saved & ~FG_MXCSR_ERRORS);
+#define FG_QUIET_END(r) unsigned int fg_after = _mm_getcsr(); \
+                        _mm_setcsr((fg_after & ~FG_MXCSR_ERRORS) | (fg_saved & FG_MXCSR_ERRORS)); \
+                        *out = (r); \
+                        return !(fg_after & FG_MXCSR_ERRORS) && isfinite(*out);
+#elif FG_FP_ERRORS
+#define FG_QUIET_BEGIN fexcept_t fg_saved; fegetexceptflag(&fg_saved, FG_FP_ERRORS); \
+                       feclearexcept(FG_FP_ERRORS);
+#define FG_QUIET_END(r) int fg_raised = fetestexcept(FG_FP_ERRORS); \
+                        fesetexceptflag(&fg_saved, FG_FP_ERRORS); \
+                        *out = (r); \
+                        return !fg_raised && isfinite(*out);
+#else
+#define FG_QUIET_BEGIN
+#define FG_QUIET_END(r) (void)(r); return 0;
+#endif
+
+static int fg_quiet1(fg_kernel1 f, double x, double *out) {
+    FG_QUIET_BEGIN
+    volatile double r = f(x);
+    FG_QUIET_END(r)
+}
+
+static int fg_quiet2(fg_kernel2 f, double x, double y, double *out) {
+    FG_QUIET_BEGIN
+    volatile double r = f(x, y);
+    FG_QUIET_END(r)
+}
+
+static int fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double *out) {
+    FG_QUIET_BEGIN
+    volatile double r = f(g, ans, x, y);
+    FG_QUIET_END(r)
+}
+
+static int fg_quiet_add(double a, double b, double *out) {
+    volatile double va = a, vb = b;
+    FG_QUIET_BEGIN
+    volatile double r = va + vb;
+    FG_QUIET_END(r)
 }
 
 /* Proof of which loop NumPy runs on a scalar: the engine puts fg_probe_loop in the

@@ -46,6 +46,10 @@ cdef extern from "_scalar_kernels.h":
     const fg_named2* fg_binary_kernels
     const fg_named_vjp* fg_vjp_kernels
     bint fg_is_clean(double r)
+    bint fg_quiet1(fg_kernel1 f, double x, double* out)
+    bint fg_quiet2(fg_kernel2 f, double x, double y, double* out)
+    bint fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double* out)
+    bint fg_quiet_add(double a, double b, double* out)
     int FG_READS_ANS, FG_READS_X, FG_READS_Y
     double fg_v_neg_g(double, double, double, double)
     double fg_v_g_times_y(double, double, double, double)
@@ -82,7 +86,7 @@ cdef object _by_kernel(Primitive self, PyObject** argv, Py_ssize_t n):
         a = <object>argv[0]
         if type(a) is _float64 or (type(a) is float and not self.kernel_needs_float64):
             r = self.kernel1(PyFloat_AS_DOUBLE(a))
-            if fg_is_clean(r):
+            if fg_is_clean(r) or fg_quiet1(self.kernel1, PyFloat_AS_DOUBLE(a), &r):
                 return fg_new_float64(_float64, r)
     elif n == 2 and self.kernel2 is not NULL:
         a = <object>argv[0]
@@ -90,7 +94,7 @@ cdef object _by_kernel(Primitive self, PyObject** argv, Py_ssize_t n):
         if _is_float(a) and _is_float(b) and (
                 not self.kernel_needs_float64 or type(a) is _float64 or type(b) is _float64):
             r = self.kernel2(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b))
-            if fg_is_clean(r):
+            if fg_is_clean(r) or fg_quiet2(self.kernel2, PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b), &r):
                 return fg_new_float64(_float64, r)
     return None
 
@@ -136,7 +140,7 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
             return None
         a = PyFloat_AS_DOUBLE(ans)
     r = rule.kernels[i](gv, a, x, y)
-    if fg_is_clean(r):
+    if fg_is_clean(r) or fg_quiet_vjp(rule.kernels[i], gv, a, x, y, &r):
         return fg_new_float64(_float64, r)
     return None
 
@@ -250,7 +254,7 @@ cdef bint _element_position(object idx, cnp.npy_intp* dims, Py_ssize_t nd, cnp.n
 cdef inline object _add_float64(object a, object b):
     """a + b for two float64 scalars, in C when the sum is a normal number."""
     cdef double r = PyFloat_AS_DOUBLE(a) + PyFloat_AS_DOUBLE(b)
-    if fg_is_clean(r):
+    if fg_is_clean(r) or fg_quiet_add(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b), &r):
         return fg_new_float64(_float64, r)
     return a + b
 
