@@ -42,6 +42,7 @@ typedef double (*fg_vjp_kernel)(double g, double ans, double x, double y);
 #define FG_READS_ANS 1
 #define FG_READS_X 2
 #define FG_READS_Y 4
+#define FG_Y_IS_TWO 8   /* the kernel stands for the rule's branch where y is the Python 2 or 2.0 */
 
 static inline int fg_is_clean(double r) {
     double a = fabs(r);
@@ -254,6 +255,7 @@ static double fg_v_tanh(double g, double ans, double x, double y) {             
 }
 static double fg_v_sqrt(double g, double ans, double x, double y) { return (g * 0.5) / ans; } /* g * 0.5 / ans */
 static double fg_v_square(double g, double ans, double x, double y) { return (g * 2.0) * x; } /* g * 2 * x */
+static double fg_v_power_2(double g, double ans, double x, double y) { return (g * x) * 2.0; } /* power, y 2: t * x * 2.0 */
 
 typedef struct { const char *name; fg_vjp_kernel f; int reads; int loop; } fg_named_vjp;
 
@@ -269,6 +271,7 @@ static const fg_named_vjp fg_vjp_kernels[] = {
     {"g*(1-ans*ans)", fg_v_tanh, FG_READS_ANS, FG_IEEE},
     {"g*0.5/ans", fg_v_sqrt, FG_READS_ANS, FG_IEEE},
     {"g*2*x", fg_v_square, FG_READS_X, FG_IEEE},
+    {"g*x*2 (y=2)", fg_v_power_2, FG_READS_X | FG_Y_IS_TWO, FG_IEEE},
     {NULL, NULL, 0, FG_IEEE}};
 
 #endif

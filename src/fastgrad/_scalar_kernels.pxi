@@ -50,7 +50,7 @@ cdef extern from "_scalar_kernels.h":
     bint fg_quiet2(fg_kernel2 f, double x, double y, double* out)
     bint fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double* out)
     bint fg_quiet_add(double a, double b, double* out)
-    int FG_READS_ANS, FG_READS_X, FG_READS_Y
+    int FG_READS_ANS, FG_READS_X, FG_READS_Y, FG_Y_IS_TWO
     double fg_v_neg_g(double, double, double, double)
     double fg_v_g_times_y(double, double, double, double)
     double fg_v_x_times_g(double, double, double, double)
@@ -125,6 +125,8 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
         return _vjp_on_arrays(rule, i, g, argv, n)
     if not _cotangent_value(g, &gv):
         return None
+    if reads & FG_Y_IS_TWO and not (n >= 2 and _is_python_two(<object>argv[1])):
+        return None
     if reads & FG_READS_X or reads == READS_IDENTITY and i == 0:
         if n < 1 or not _is_float(<object>argv[0]):
             return None
@@ -143,6 +145,11 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
     if fg_is_clean(r) or fg_quiet_vjp(rule.kernels[i], gv, a, x, y, &r):
         return fg_new_float64(_float64, r)
     return None
+
+
+cdef inline bint _is_python_two(object y):
+    """y is the int 2 or the float 2.0 (the exponent of power's squaring branch)."""
+    return (type(y) is int and y == 2) or (type(y) is float and PyFloat_AS_DOUBLE(y) == 2.0)
 
 
 cdef inline bint _like(object a, object g):

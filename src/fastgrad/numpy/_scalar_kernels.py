@@ -74,6 +74,8 @@ REVERSE = {
     anp.log: {0: "g/x"},
     anp.tanh: {0: "g*(1-ans*ans)"},
     anp.sqrt: {0: "g*0.5/ans"},
+    # x ** 2 (the exponent the Python int 2 or float 2.0: the rule's branch for it)
+    anp.power: {0: "g*x*2 (y=2)"},
 }
 for _ufunc_prim, _op_prim in (
     (anp.add, anp.add_op),
@@ -81,6 +83,7 @@ for _ufunc_prim, _op_prim in (
     (anp.multiply, anp.multiply_op),
     (anp.true_divide, anp.true_divide_op),
     (anp.negative, anp.negative_op),
+    (anp.power, anp.power_op),
 ):
     REVERSE[_op_prim] = REVERSE[_ufunc_prim]
 
