@@ -99,6 +99,10 @@ def eval_scalar_kernel(name: str, *xs: float) -> float:
 def eval_scalar_vjp(name: str, g: float, ans: float, x: float, y: float) -> float:
     """The reverse kernel ``name`` at (g, ans, x, y) (compiled engine only)."""
 
+def eval_rule_kernel(rule: VJPRule, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...]) -> Any:
+    """The cotangent by the rule's reverse kernel, or None where it does not apply
+    (compiled engine only)."""
+
 @disjoint_base
 class Box:
     """A value being traced."""

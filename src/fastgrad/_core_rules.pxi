@@ -62,7 +62,7 @@ cdef class VJPRule:
         """``one`` for an argnum 0 <= i < 8 and the arguments ``argv[:n]``, from the C tables."""
         cdef int kind = self.kinds[i]
         if kind == K_DIRECT:
-            if i < 2 and self.kernel_reads[i] != 0:
+            if i < 2 and (self.kernel_reads[i] != 0 or self.kernels[i] is not NULL):
                 cot = _vjp_by_kernel(self, i, g, ans, argv, n, kwargs)
                 if cot is not None:
                     return cot

@@ -125,7 +125,7 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
         return _vjp_on_arrays(rule, i, g, argv, n)
     if not _cotangent_value(g, &gv):
         return None
-    if reads & FG_Y_IS_TWO and not (n >= 2 and _is_python_two(<object>argv[1])):
+    if reads > 0 and reads & FG_Y_IS_TWO and not (n >= 2 and _is_python_two(<object>argv[1])):
         return None
     if reads & FG_READS_X or reads == READS_IDENTITY and i == 0:
         if n < 1 or not _is_float(<object>argv[0]):
@@ -533,6 +533,14 @@ def eval_scalar_kernel(name, *xs):
         raise ValueError("no forward scalar kernel named {!r}".format(name))
     x, y = xs
     return f2(x, y)
+
+
+def eval_rule_kernel(VJPRule rule, Py_ssize_t argnum, g, ans, tuple args):
+    """The cotangent of argument ``argnum`` (0 or 1) by the rule's reverse kernel, or None
+    where the kernel does not apply and the Python rule would run (for checks)."""
+    if not 0 <= argnum < 2 or (rule.kernel_reads[argnum] == 0 and rule.kernels[argnum] is NULL):
+        return None
+    return _vjp_by_kernel(rule, argnum, g, ans, fg_tuple_items(args), len(args), None)
 
 
 def eval_scalar_vjp(name, double g, double ans, double x, double y):
