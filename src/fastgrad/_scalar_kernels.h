@@ -138,29 +138,47 @@ static inline double fg_run_loop(const fg_ufunc_loop *u, double x) {
 #define FG_QUIET_END(r) (void)(r); return 0;
 #endif
 
-static int fg_quiet1(fg_kernel1 f, double x, double *out) {
+/* (rare: kept out of the kernels' callers, whose common path stays short) */
+#if defined(__GNUC__)
+#define FG_COLD __attribute__((noinline, cold))
+#define FG_NOINLINE __attribute__((noinline))
+#else
+#define FG_COLD
+#define FG_NOINLINE
+#endif
+
+static FG_COLD int fg_quiet1(fg_kernel1 f, double x, double *out) {
     FG_QUIET_BEGIN
     volatile double r = f(x);
     FG_QUIET_END(r)
 }
 
-static int fg_quiet2(fg_kernel2 f, double x, double y, double *out) {
+static FG_COLD int fg_quiet2(fg_kernel2 f, double x, double y, double *out) {
     FG_QUIET_BEGIN
     volatile double r = f(x, y);
     FG_QUIET_END(r)
 }
 
-static int fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double *out) {
+static FG_COLD int fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double *out) {
     FG_QUIET_BEGIN
     volatile double r = f(g, ans, x, y);
     FG_QUIET_END(r)
 }
 
-static int fg_quiet_add(double a, double b, double *out) {
+static FG_COLD int fg_quiet_add(double a, double b, double *out) {
     volatile double va = a, vb = b;
     FG_QUIET_BEGIN
     volatile double r = va + vb;
     FG_QUIET_END(r)
+}
+
+/* y is the int 2 or the float 2.0 (the exponent of power's squaring branch); out of line,
+   so that the reverse kernels' common path stays short. */
+static FG_NOINLINE int fg_is_python_two(PyObject *y) {
+    int overflow = 0;
+    if (PyLong_CheckExact(y))
+        return PyLong_AsLongAndOverflow(y, &overflow) == 2 && !overflow;
+    return PyFloat_CheckExact(y) && PyFloat_AS_DOUBLE(y) == 2.0;
 }
 
 /* Proof of which loop NumPy runs on a scalar: the engine puts fg_probe_loop in the

@@ -50,6 +50,7 @@ cdef extern from "_scalar_kernels.h":
     bint fg_quiet2(fg_kernel2 f, double x, double y, double* out)
     bint fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double* out)
     bint fg_quiet_add(double a, double b, double* out)
+    bint fg_is_python_two(PyObject* y)
     int FG_READS_ANS, FG_READS_X, FG_READS_Y, FG_Y_IS_TWO
     double fg_v_neg_g(double, double, double, double)
     double fg_v_g_times_y(double, double, double, double)
@@ -125,7 +126,7 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
         return _vjp_on_arrays(rule, i, g, argv, n)
     if not _cotangent_value(g, &gv):
         return None
-    if reads > 0 and reads & FG_Y_IS_TWO and not (n >= 2 and _is_python_two(<object>argv[1])):
+    if reads > 0 and reads & FG_Y_IS_TWO and not (n >= 2 and fg_is_python_two(argv[1])):
         return None
     if reads & FG_READS_X or reads == READS_IDENTITY and i == 0:
         if n < 1 or not _is_float(<object>argv[0]):
@@ -145,11 +146,6 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
     if fg_is_clean(r) or fg_quiet_vjp(rule.kernels[i], gv, a, x, y, &r):
         return fg_new_float64(_float64, r)
     return None
-
-
-cdef inline bint _is_python_two(object y):
-    """y is the int 2 or the float 2.0 (the exponent of power's squaring branch)."""
-    return (type(y) is int and y == 2) or (type(y) is float and PyFloat_AS_DOUBLE(y) == 2.0)
 
 
 cdef inline bint _like(object a, object g):
@@ -535,12 +531,27 @@ def eval_scalar_kernel(name, *xs):
     return f2(x, y)
 
 
+cdef object _NOT_BY_KERNEL = object()
+
+
+def _python_rule_not_run(*args, **kwargs):
+    return _NOT_BY_KERNEL
+
+
 def eval_rule_kernel(VJPRule rule, Py_ssize_t argnum, g, ans, tuple args):
-    """The cotangent of argument ``argnum`` (0 or 1) by the rule's reverse kernel, or None
-    where the kernel does not apply and the Python rule would run (for checks)."""
-    if not 0 <= argnum < 2 or (rule.kernel_reads[argnum] == 0 and rule.kernels[argnum] is NULL):
+    """The cotangent of argument ``argnum`` (0-7) by the rule's reverse kernel, or None
+    where the kernel does not apply and the Python rule would run (for checks; not
+    thread-safe).  It runs the rule with its Python function swapped for a marker, so that
+    the kernel keeps a single caller (the C compiler inlines it there)."""
+    if not 0 <= argnum < 8 or rule.kinds[argnum] != K_DIRECT:
         return None
-    return _vjp_by_kernel(rule, argnum, g, ans, fg_tuple_items(args), len(args), None)
+    funcs = rule.funcs
+    rule.funcs = funcs[:argnum] + (_python_rule_not_run,) + funcs[argnum + 1:]
+    try:
+        cot = rule.rule_for(argnum, g, ans, fg_tuple_items(args), len(args), None)
+    finally:
+        rule.funcs = funcs
+    return None if cot is _NOT_BY_KERNEL else cot
 
 
 def eval_scalar_vjp(name, double g, double ans, double x, double y):
