@@ -359,29 +359,24 @@ def backend_of_values(values):
     return NUMPY
 
 
+def _leaf_backends(values):
+    """The backend of each value in ``values``, its lists and tuples looked into."""
+    for v in values:
+        t = type(v)
+        if t is list or t is tuple:
+            yield from _leaf_backends(v)
+        else:
+            yield _BY_TYPE.get(t) or _discover(t)
+
+
 def holds(values, backend):
     """True if ``values`` (a sequence, its lists and tuples looked into) hold an array of
     ``backend``."""
-    for v in values:
-        t = type(v)
-        if t is list or t is tuple:
-            if holds(v, backend):
-                return True
-        elif (_BY_TYPE.get(t) or _discover(t)) is backend:
-            return True
-    return False
+    return any(b is backend for b in _leaf_backends(values))
 
 
 def _first_foreign(values):
-    for v in values:
-        t = type(v)
-        if t is list or t is tuple:
-            b = _first_foreign(v)
-        else:
-            b = _BY_TYPE.get(t) or _discover(t)
-        if b is not NUMPY:
-            return b
-    return NUMPY
+    return next((b for b in _leaf_backends(values) if b is not NUMPY), NUMPY)
 
 
 def explain_failure(function, args, kwargs, error):
