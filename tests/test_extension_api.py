@@ -282,6 +282,64 @@ def test_rule_defined_after_first_use():
     assert_tree_allclose(ag.grad(late)(1.0), 2.0, rtol=0)
 
 
+def _replace_rule(registry, fun, rule, how):
+    """Make ``rule`` fun's reverse rule by one of the ways a dict can be changed."""
+    if how == "setitem":
+        registry[fun] = rule
+    elif how == "update":
+        registry.update({fun: rule})
+    elif how == "update-pairs":
+        registry.update([(fun, rule)])
+    elif how == "ior":
+        registry |= {fun: rule}
+    elif how == "setdefault":
+        del registry[fun]
+        assert registry.setdefault(fun, rule) is rule
+    elif how == "pop":
+        registry.pop(fun)
+        registry[fun] = rule
+    elif how == "popitem":
+        registry[fun] = registry.pop(fun)  # fun's entry last, so popitem takes it
+        assert registry.popitem()[0] is fun
+        registry[fun] = rule
+    elif how == "init":
+        registry.__init__({fun: rule})
+    elif how == "clear":
+        saved = dict(registry)
+        registry.clear()
+        try:
+            with pytest.raises(NotImplementedError, match="doubled"):
+                ag.grad(fun)(1.0)
+        finally:
+            registry.update(saved)
+        registry[fun] = rule
+
+
+CHANGES = ["setitem", "update", "update-pairs", "ior", "setdefault", "pop", "popitem", "init", "clear"]
+
+
+@pytest.mark.parametrize("how", CHANGES)
+def test_every_change_to_the_registry_applies_at_the_next_record(how):
+    # a primitive that has recorded nodes before must not keep the rule it had then
+    @extend.primitive
+    def doubled(x):
+        return 2.0 * x
+
+    extend.defvjp(doubled, lambda ans, x: lambda g: 2.0 * g)
+    grad = ag.grad(lambda x: doubled(x) * x)
+    assert grad(3.0) == 12.0
+    wrong = core.primitive_vjps[doubled]
+    extend.defvjp(doubled, lambda ans, x: lambda g: 5.0 * g)  # a different (wrong) rule, to see which applies
+    five = core.primitive_vjps[doubled]
+    core.primitive_vjps[doubled] = wrong
+    assert grad(3.0) == 12.0
+    _replace_rule(core.primitive_vjps, doubled, five, how)
+    assert grad(3.0) == 5.0 * 3.0 + 6.0
+    del core.primitive_vjps[doubled]
+    with pytest.raises(NotImplementedError, match="doubled"):
+        grad(3.0)
+
+
 # ---------------------------------------------------------------------------
 # a user value type with its own Box and VSpace
 

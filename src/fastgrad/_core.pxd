@@ -31,6 +31,8 @@ cdef class Primitive:
     cdef object kernel_fun           # the fun the kernel stands for: it applies only while fun is this
     cdef bint kernel_needs_float64   # fun gives a float64 only if an argument is one (Python's operators)
     cdef void* _vectorcall           # CPython's vectorcall entry for this object (calls without a tuple)
+    cdef object _vjp_rule            # primitive_vjps.get(self) as of primitive_vjps.version _vjp_rule_version
+    cdef unsigned long long _vjp_rule_version  # (0: not looked up yet; versions start at 1)
     cdef dict __dict__               # __name__, __doc__, __wrapped__ and the raw function's attributes
 
 

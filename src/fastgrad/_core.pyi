@@ -9,7 +9,14 @@ from typing_extensions import disjoint_base
 __test__: Dict[str, str]
 
 # Registries: the primitive -> its reverse / forward rules; node type -> untraced primitives.
-primitive_vjps: Dict[Any, Any]
+@disjoint_base
+class RuleTable(Dict[Any, Any]):
+    """A dict that counts its changes: primitives keep the rule they found until it moves."""
+
+    @property
+    def version(self) -> int: ...
+
+primitive_vjps: RuleTable
 primitive_jvps: Dict[Any, Any]
 notrace_primitives: Dict[type, Set[Any]]
 

@@ -11,7 +11,7 @@ cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_DECREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
-from cpython.dict cimport PyDict_GetItem, PyDict_DelItem
+from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsSsize_t
 from libc.string cimport memcmp, memcpy
@@ -71,7 +71,7 @@ cdef class VJPNode(Node):
         self.parent_argnums, self.fun = tuple(parent_argnums), fun
         self.value, self._kwargs = value, dict(kwargs) if kwargs else None
         _set_args(self, fg_tuple_items(args), len(args), args)
-        self.rule = _vjps.get(fun)   # looked up now: later registry edits do not apply
+        self.rule = _vjp_rule_of(fun)   # looked up now: later registry edits do not apply
 
     def initialize_root(self):
         self._parents, self.nparents = _EMPTY, 0
@@ -153,7 +153,7 @@ cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, ob
     node._parents, node.nparents = parents, <int>nparents
     node.parent_argnums, node.fun = argnums, fun
     node.value, node._kwargs = ans, kwargs
-    rule = _vjps.get(fun)   # looked up now: later registry edits do not apply
+    rule = _vjp_rule_of(fun)   # looked up now: later registry edits do not apply
     node.rule = rule
     if type(rule) is VJPRule and not (<VJPRule>rule).saves_ans:
         node.value = None          # keep only what the rule reads (memory: W9 keeps half as much)

@@ -1,11 +1,92 @@
 # The registries of rules, and reverse rules applied to a recorded node (compiled engine,
 # included in _core.pyx; _core_rules.py is the pure one).
 
-primitive_vjps = {}        # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
+cdef class RuleTable(dict):
+    """A dict that counts its changes in ``version``.  Every primitive remembers the reverse
+    rule it last found here and the version it found it at (_vjp_rule_of), so recording a
+    node costs a comparison instead of a hash lookup until the next change."""
+
+    cdef readonly unsigned long long version
+
+    # Each change is counted even when it fails half-way (update() of a bad sequence): a
+    # count too many costs one lookup; one too few would keep a stale rule.
+    def __init__(self, *args, **kwargs):
+        try:
+            dict.__init__(self, *args, **kwargs)
+        finally:
+            self.version += 1
+
+    def __setitem__(self, key, value):
+        try:
+            dict.__setitem__(self, key, value)
+        finally:
+            self.version += 1
+
+    def __delitem__(self, key):
+        try:
+            dict.__delitem__(self, key)
+        finally:
+            self.version += 1
+
+    def __ior__(self, other):
+        try:
+            dict.update(self, other)
+        finally:
+            self.version += 1
+        return self
+
+    def update(self, *args, **kwargs):
+        try:
+            dict.update(self, *args, **kwargs)
+        finally:
+            self.version += 1
+
+    def setdefault(self, key, default=None, /):
+        try:
+            return dict.setdefault(self, key, default)
+        finally:
+            self.version += 1
+
+    def pop(self, *args):
+        try:
+            return dict.pop(self, *args)
+        finally:
+            self.version += 1
+
+    def popitem(self):
+        try:
+            return dict.popitem(self)
+        finally:
+            self.version += 1
+
+    def clear(self):
+        try:
+            dict.clear(self)
+        finally:
+            self.version += 1
+
+
+primitive_vjps = RuleTable()   # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
 primitive_jvps = {}        # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
 ZERO, MAKER, DIRECT, SAME = K_ZERO, K_MAKER, K_DIRECT, K_SAME   # kinds of per-argument rules
-cdef dict _vjps = primitive_vjps
+cdef RuleTable _vjps = primitive_vjps
 cdef dict _jvps = primitive_jvps
+
+
+cdef inline object _vjp_rule_of(object fun):
+    """``primitive_vjps.get(fun)``; a primitive keeps the answer until the table changes."""
+    cdef Primitive prim
+    cdef PyObject* found
+    cdef unsigned long long version = _vjps.version   # read first: the lookup may run Python code
+    if not isinstance(fun, Primitive):
+        found = PyDict_GetItemWithError(_vjps, fun)
+        return <object>found if found is not NULL else None
+    prim = <Primitive>fun
+    if prim._vjp_rule_version != version:
+        found = PyDict_GetItemWithError(_vjps, fun)
+        prim._vjp_rule = <object>found if found is not NULL else None
+        prim._vjp_rule_version = version
+    return prim._vjp_rule
 
 
 def _missing(mode, fun, argnums):

@@ -3,7 +3,47 @@ _core_rules.pxi is the compiled one)."""
 
 from ._core_seam import _bound
 
-primitive_vjps = {}  # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
+
+def _counted(change):
+    """``change``, a dict method, followed by a count of the change (even a failed one: a
+    count too many costs a lookup, one too few would keep a stale rule)."""
+
+    def counted(self, *args, **kwargs):
+        try:
+            return change(self, *args, **kwargs)
+        finally:
+            self._version += 1
+
+    counted.__name__ = change.__name__
+    return counted
+
+
+class RuleTable(dict):
+    """A dict that counts its changes in ``version``: the compiled engine's primitives keep
+    the reverse rule they last found here until the count moves; this engine looks it up at
+    every record."""
+
+    __slots__ = ("_version",)
+
+    def __init__(self, *args, **kwargs):
+        self._version = getattr(self, "_version", 0)  # (a second __init__ counts on)
+        _counted(dict.__init__)(self, *args, **kwargs)
+
+    @property
+    def version(self):
+        return self._version
+
+    __setitem__ = _counted(dict.__setitem__)
+    __delitem__ = _counted(dict.__delitem__)
+    __ior__ = _counted(dict.__ior__)
+    update = _counted(dict.update)
+    setdefault = _counted(dict.setdefault)
+    pop = _counted(dict.pop)
+    popitem = _counted(dict.popitem)
+    clear = _counted(dict.clear)
+
+
+primitive_vjps = RuleTable()  # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
 primitive_jvps = {}  # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
 ZERO, MAKER, DIRECT, SAME = 0, 1, 2, 3  # kinds of per-argument rules
 
