@@ -5,7 +5,9 @@ type with its own Box and VSpace, a Node subclass passed to ``trace``, the live
 Everything user-defined here is defined in this file, the way a user would.
 """
 
+import copy
 import math
+import pickle
 import warnings
 
 import numpy as onp
@@ -338,6 +340,20 @@ def test_every_change_to_the_registry_applies_at_the_next_record(how):
     del core.primitive_vjps[doubled]
     with pytest.raises(NotImplementedError, match="doubled"):
         grad(3.0)
+
+
+def test_a_copy_of_the_registry_has_its_entries_and_is_apart_from_it():
+    # (saving the registry to restore it later is how some code swaps rules for a while)
+    registry = core.primitive_vjps
+    saved = copy.copy(registry)
+    assert isinstance(saved, dict)
+    assert dict(saved) == dict(registry)
+    saved[object()] = None
+    assert len(saved) == len(registry) + 1
+    table = type(registry)({"a": 1, "b": (2, 3)})
+    for again in (copy.copy(table), copy.deepcopy(table), pickle.loads(pickle.dumps(table))):
+        assert type(again) is type(table)
+        assert dict(again) == {"a": 1, "b": (2, 3)}
 
 
 # ---------------------------------------------------------------------------

@@ -65,6 +65,11 @@ cdef class RuleTable(dict):
         finally:
             self.version += 1
 
+    def __reduce__(self):
+        # copy.copy and pickle: a new table with these entries (the count is this table's own;
+        # the pickling Cython would write for a cdef class keeps the count and drops the entries)
+        return (type(self), (dict(self),))
+
 
 primitive_vjps = RuleTable()   # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
 primitive_jvps = {}        # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent

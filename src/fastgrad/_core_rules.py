@@ -42,6 +42,10 @@ class RuleTable(dict):
     popitem = _counted(dict.popitem)
     clear = _counted(dict.clear)
 
+    def __reduce__(self):
+        # copy.copy and pickle: a new table with these entries (the count is this table's own)
+        return (type(self), (dict(self),))
+
 
 primitive_vjps = RuleTable()  # primitive -> VJPRule, or any f(argnums, ans, args, kwargs) -> (g -> cotangents)
 primitive_jvps = {}  # primitive -> JVPRule, or any f(argnums, gs, ans, args, kwargs) -> tangent
