@@ -80,18 +80,15 @@ cdef dict _jvps = primitive_jvps
 
 cdef inline object _vjp_rule_of(object fun):
     """``primitive_vjps.get(fun)``; a primitive keeps the answer until the table changes."""
-    cdef Primitive prim
-    cdef PyObject* found
+    cdef Primitive prim = fun if isinstance(fun, Primitive) else None
     cdef unsigned long long version = _vjps.version   # read first: the lookup may run Python code
-    if not isinstance(fun, Primitive):
-        found = PyDict_GetItemWithError(_vjps, fun)
-        return <object>found if found is not NULL else None
-    prim = <Primitive>fun
-    if prim._vjp_rule_version != version:
-        found = PyDict_GetItemWithError(_vjps, fun)
-        prim._vjp_rule = <object>found if found is not NULL else None
-        prim._vjp_rule_version = version
-    return prim._vjp_rule
+    if prim is not None and prim._vjp_rule_version == version:
+        return prim._vjp_rule
+    cdef PyObject* found = PyDict_GetItemWithError(_vjps, fun)
+    rule = <object>found if found is not NULL else None
+    if prim is not None:
+        prim._vjp_rule, prim._vjp_rule_version = rule, version
+    return rule
 
 
 def _missing(mode, fun, argnums):
