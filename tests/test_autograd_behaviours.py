@@ -55,6 +55,93 @@ def test_stack_of_a_generator_matches_autograd(ref, np):
     onp.testing.assert_allclose(ours, theirs, rtol=1e-13)
 
 
+
+# NumPy's joining functions take an array as the sequence of its rows (np.vstack(x) joins the
+# rows of x); given a traced array they must do the same, as autograd's do, and give a traced
+# float array, not an object array of traced rows with a zero tangent.
+ROW_JOINERS = JOINERS + ["row_stack"]
+ROW_SHAPES = [(3,), (2, 3), (2, 2, 2)]
+
+
+def _join_rows(np, joiner):
+    join = getattr(np, joiner)
+
+    def f(x):
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore", DeprecationWarning)  # row_stack
+            return join(x)
+
+    return f
+
+
+def _rows_case(joiner, shape):
+    x0 = onp.linspace(-1.0, 2.0, int(onp.prod(shape))).reshape(shape)
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", DeprecationWarning)
+        try:
+            expected = getattr(onp, joiner)(x0)
+        except ValueError:  # (np.stack of a 1-d array: its rows are scalars, which it refuses)
+            expected = None
+    return x0, expected
+
+
+@pytest.mark.parametrize("shape", ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("joiner", ROW_JOINERS)
+def test_joining_a_traced_array_joins_its_rows(ag, np, joiner, shape):
+    x0, expected = _rows_case(joiner, shape)
+    f = _join_rows(np, joiner)
+    if expected is None:
+        with pytest.raises(ValueError):
+            ag.grad(lambda x: np.sum(f(x)))(x0)
+        return
+    weights = onp.cos(onp.arange(expected.size)).reshape(expected.shape)
+    check_grads(lambda x: np.sin(f(x)) * weights, x0, modes=("rev", "fwd"), order=2)
+    value, tangent = ag.make_jvp(f)(x0)(onp.ones(shape))
+    assert value.dtype == tangent.dtype == onp.float64
+    onp.testing.assert_array_equal(value, expected)
+    onp.testing.assert_array_equal(tangent, onp.ones(expected.shape))
+    jacobian_rows = ag.jacobian(f)(x0)
+    assert jacobian_rows.shape == expected.shape + shape and jacobian_rows.dtype == onp.float64
+
+
+@pytest.mark.parametrize("joiner", ROW_JOINERS)
+def test_joining_a_traced_array_matches_autograd(ref, np, joiner):
+    import fastgrad
+
+    x0 = onp.arange(6.0).reshape(2, 3) / 7.0
+    ours = fastgrad.grad(lambda x: np.sum(_join_rows(np, joiner)(x) ** 3))(x0)
+    theirs = ref.grad(lambda x: ref.np.sum(_join_rows(ref.np, joiner)(x) ** 3))(x0)
+    onp.testing.assert_allclose(ours, theirs, rtol=1e-13)
+
+
+@pytest.mark.fastgrad_only
+@pytest.mark.parametrize("shape", ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("joiner", ["dstack", "block"])
+def test_dstack_and_block_of_a_traced_array(ag, np, joiner, shape):
+    # autograd has no rule for either; NumPy's block of one array is a copy of it
+    x0, expected = _rows_case(joiner, shape)
+    f = _join_rows(np, joiner)
+    weights = onp.cos(onp.arange(expected.size)).reshape(expected.shape)
+    check_grads(lambda x: np.sin(f(x)) * weights, x0, modes=("rev", "fwd"), order=2)
+    value, tangent = ag.make_jvp(f)(x0)(onp.ones(shape))
+    assert value.dtype == tangent.dtype == onp.float64
+    onp.testing.assert_array_equal(value, expected)
+
+
+@pytest.mark.fastgrad_only
+@pytest.mark.parametrize("joiner", ROW_JOINERS + ["dstack"])
+def test_joining_a_traced_scalar_raises_numpys_error(ag, np, joiner):
+    # a 0-d array has no rows: NumPy's TypeError (autograd's boxes iterate as empty, giving
+    # a ValueError about joining nothing)
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(TypeError) as numpys:
+            getattr(onp, joiner)(onp.array(1.5))
+        with pytest.raises(TypeError) as ours:
+            ag.grad(lambda x: np.sum(_join_rows(np, joiner)(x)))(onp.array(1.5))
+    assert str(ours.value) == str(numpys.value)
+
+
 CONTAINER_VALUES = {
     "list": [1.0, onp.zeros((2, 1))],
     "dict": {"a": 1.0, "b": onp.zeros((2, 1))},

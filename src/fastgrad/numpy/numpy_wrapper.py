@@ -572,11 +572,21 @@ def asarray(a, *args, **kwargs):
 
 
 def _sequence(arrays):
-    """``arrays`` as a list if it is another iterable than a list, tuple, array or box: NumPy's
-    joining functions ask for a sequence, autograd's take any iterable (a generator, a dict's
-    values), and code written for autograd passes them."""
+    """``arrays`` as a list if it is another iterable than a list, tuple, array or traced list:
+    NumPy's joining functions ask for a sequence, autograd's take any iterable (a generator, a
+    dict's values), and code written for autograd passes them.  A traced array of one or more
+    dimensions becomes the list of its traced rows, the sequence NumPy makes of an array
+    (``np.vstack(x)`` joins the rows of ``x``)."""
     t = _type(arrays)
-    if t is _list or t is _tuple or _isinstance(arrays, (_ndarray, _Box)) or not _hasattr(arrays, "__iter__"):
+    if t is _list or t is _tuple:
+        return arrays
+    if _isinstance(arrays, _Box):
+        if _type(_getval(arrays)) in (_list, _tuple):
+            return arrays
+        if _ndim(arrays) == 0:  # NumPy's error (iterating the box would give no rows)
+            return _getval(arrays)
+        return [arrays[i] for i in _range(_len(arrays))]
+    if _isinstance(arrays, _ndarray) or not _hasattr(arrays, "__iter__"):
         return arrays
     return _list(arrays)
 
@@ -708,6 +718,8 @@ def _block_join(obj, depth, ndim):
 
 
 def block(arrays):
+    if _isinstance(arrays, _Box) and _type(_getval(arrays)) not in (_list, _tuple):
+        return array(arrays)  # one traced array is the whole block (a copy, as NumPy's)
     if not _is_traced_sequence(arrays):
         return _np.block(arrays)
     depth = _block_depth(arrays)
