@@ -55,7 +55,6 @@ def test_stack_of_a_generator_matches_autograd(ref, np):
     onp.testing.assert_allclose(ours, theirs, rtol=1e-13)
 
 
-
 # NumPy's joining functions take an array as the sequence of its rows (np.vstack(x) joins the
 # rows of x); given a traced array they must do the same, as autograd's do, and give a traced
 # float array, not an object array of traced rows with a zero tangent.
