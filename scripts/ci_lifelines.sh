@@ -66,7 +66,7 @@ run_suite() {  # run_suite MODE: one pytest process; outcomes to $work/MODE.json
     local m=$1 start end status=0
     echo "=== lifelines $lifelines_version test suite, autograd bound to $m ==="
     start=$(date +%s.%N)
-    (cd "$suite" && LIFELINES_AUTODIFF=$m LIFELINES_RESULTS="$work/$m.json" PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" \
+    (cd "$suite" && LIFELINES_AUTODIFF=$m LIFELINES_RESULTS="$work/$m.json" PYTHONPATH="$here:$repo/scripts${PYTHONPATH:+:$PYTHONPATH}" \
         timeout "${LIFELINES_TIMEOUT:-3600}" python -m pytest -p autodiff_binding -p no:cacheprovider \
         -q -rfE --no-header $tests) || status=$?
     end=$(date +%s.%N)

@@ -17,7 +17,7 @@ the first line of its error or skip reason, and its duration (setup + call + tea
 compare.py; path.json.partial gets one line per finished test as the run goes, so a run that is
 killed still leaves its outcomes.
 
-Load it with ``-p autodiff_binding`` and this directory on PYTHONPATH.
+Load it with ``-p autodiff_binding``, this directory and scripts/ (autograd_binding.py) on PYTHONPATH.
 """
 
 import json
@@ -26,27 +26,15 @@ import sys
 import time
 import zlib
 
+from autograd_binding import check_binding, is_fastgrad
+
 MODE = os.environ.get("LIFELINES_AUTODIFF", "autograd")
 if MODE not in ("autograd", "fastgrad"):
     raise SystemExit(f"LIFELINES_AUTODIFF must be 'autograd' or 'fastgrad', not {MODE!r}")
 
 
-def _is_fastgrad(module):
-    return getattr(module, "__name__", "").startswith("fastgrad")
-
-
-def _autograd_modules():
-    return {name: mod for name, mod in sys.modules.items() if name == "autograd" or name.startswith("autograd.")}
-
-
 def _check_binding(where):
-    wrong = [
-        f"{name} -> {getattr(mod, '__name__', mod)} ({getattr(mod, '__file__', '?')})"
-        for name, mod in _autograd_modules().items()
-        if mod is not None and _is_fastgrad(mod) != (MODE == "fastgrad")
-    ]
-    if wrong:
-        raise RuntimeError(f"autograd is not bound to {MODE} ({where}): " + "; ".join(wrong))
+    check_binding(MODE, where)
 
 
 def pytest_configure(config):
@@ -60,7 +48,7 @@ def pytest_configure(config):
     import autograd.numpy
 
     _check_binding("at start")
-    assert _is_fastgrad(autograd.numpy) == (MODE == "fastgrad")
+    assert is_fastgrad(autograd.numpy) == (MODE == "fastgrad")
 
 
 SEED = os.environ.get("LIFELINES_SEED", "0")
@@ -137,5 +125,5 @@ def pytest_sessionfinish(session, exitstatus):
             )
     _check_binding("at the end of the session")
     lifelines_np = getattr(sys.modules.get("lifelines.fitters"), "anp", None)
-    if lifelines_np is not None and _is_fastgrad(lifelines_np) != (MODE == "fastgrad"):
+    if lifelines_np is not None and is_fastgrad(lifelines_np) != (MODE == "fastgrad"):
         raise RuntimeError(f"lifelines.fitters.anp is {lifelines_np.__name__}, expected {MODE}")
