@@ -9,13 +9,16 @@ ds/dt = df/dy s + df/dargs v_args.  Both are expressed with traced calls to ``od
 to ``func`` (its VJPs/JVPs come from fastgrad), so derivatives of derivatives work too.
 
 ``args`` may be a tuple, a list, or a single value, as with SciPy; ``tfirst=True`` is
-honoured.  Only floating-point entries of ``args`` are differentiated.
+honoured.  Only floating-point entries of ``args`` are differentiated.  An entry that is a
+container of traced values (a network's weights as a list of ``(W, b)`` pairs, say) is passed
+to the rules as one flat vector (``fastgrad.misc.flatten``) and to ``func`` rebuilt.
 """
 
 import numpy as onp
 import scipy.integrate as _si
 
 from ..core import defjvp_argnums, defvjp_argnums, make_jvp, make_vjp
+from ..misc.flatten import flatten
 from ..numpy import numpy_wrapper as anp
 from ..tracer import getval, isbox, primitive
 
@@ -197,6 +200,32 @@ def _is_zero(x):
 defjvp_argnums(_odeint, _odeint_jvp)
 
 
+def _holds_box(x):
+    if isbox(x):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_holds_box(e) for e in x)
+    if isinstance(x, dict):
+        return any(_holds_box(e) for e in x.values())
+    return False
+
+
+def _containers_flattened(args, func):
+    """``args`` with each list, tuple or dict that holds traced values made one flat traced
+    vector (the rules differentiate arrays), and ``func`` taking those back in their shape."""
+    rebuild = {
+        i: flatten(a) for i, a in enumerate(args) if isinstance(getval(a), (list, tuple, dict)) and _holds_box(a)
+    }
+    if not rebuild:
+        return args, func
+    user = func
+
+    def func(y, t, *flat):
+        return user(y, t, *[rebuild[i][1](a) if i in rebuild else a for i, a in enumerate(flat)])
+
+    return tuple([rebuild[i][0] if i in rebuild else a for i, a in enumerate(args)]), func
+
+
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, tfirst=False, **kwargs):
     """scipy.integrate.odeint, differentiable w.r.t. ``y0``, ``t`` and ``args``.
 
@@ -230,6 +259,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, tfirst=F
 
     if Dfun is not None:
         kwargs["Dfun"], kwargs["col_deriv"] = Dfun, col_deriv
+    args, func = _containers_flattened(args, func)
     traced = isbox(y0) or isbox(t) or any(isbox(a) for a in args)
     if full_output:
         if traced:
