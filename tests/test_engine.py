@@ -611,3 +611,43 @@ def test_cotangents_of_several_roots(kit):
     (got,) = kit.backward_pass(seed, end, False, roots[:1])
     onp.testing.assert_array_equal(got, seed)
     assert got is not seed  # the caller's own array
+
+
+# ---------------------------------------------------------------------------
+# defvjp_direct(reads=...): a large argument that no rule reads is kept as a stand-in
+
+
+def test_a_user_rule_that_reads_no_argument_value_keeps_no_large_argument():
+    import fastgrad.numpy as fnp
+    from fastgrad.extend import primitive
+
+    @primitive
+    def shift(x, c):
+        return x + c
+
+    core.defvjp_direct(shift, lambda g, ans, x, c: g, lambda g, ans, x, c: fnp.sum(g), reads=((), ()))
+    x0 = onp.ones((300, 300))
+    seen = []
+
+    def f(x):
+        y = shift(x, 1.0)
+        seen.append(y._node.args[0])
+        return fnp.sum(y * 2.0)
+
+    g = fastgrad.grad(f)(x0)
+    onp.testing.assert_array_equal(g, onp.full(x0.shape, 2.0))
+    kept = seen[0]
+    assert kept is not x0 and kept.shape == x0.shape and kept.strides == (0, 0)
+
+
+def test_reads_must_match_the_rules():
+    from fastgrad.extend import primitive
+
+    @primitive
+    def f(x, y):
+        return x * y
+
+    with pytest.raises(ValueError, match=r"reads needs one entry per rule \(2\), got 1"):
+        core.defvjp_direct(f, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x, reads=((1,),))
+    with pytest.raises(ValueError, match=r"reads: argument positions are non-negative ints, got -1"):
+        core.defvjp_direct(f, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x, reads=((-1,), (0,)))

@@ -49,6 +49,9 @@ cdef class VJPRule:
     cdef readonly dict entries       # argnum -> (kind, function): ZERO, MAKER or DIRECT
     cdef readonly bint saves_ans     # the rules read ans (else nodes keep None in its place)
     cdef readonly bint saves_args    # the rules read the arguments (else nodes keep Nones)
+    cdef readonly object reads       # None (every rule reads every argument), or for argnums 0-7 a bit mask each: the arguments that rule reads the values of (of the others only shape and dtype)
+    cdef unsigned int read_masks[8]  # reads as C integers (all bits set where reads is None)
+    cdef bint has_reads              # reads is not None
     cdef int kinds[8]                # entries[i]'s kind for argnums 0-7 (-1: no entry)
     cdef tuple funcs                 # entries[i]'s function for argnums 0-7 (None where there is none)
     cdef fg_vjp_kernel kernels[2]     # C version of entries[0], entries[1] on float64 scalars, or NULL

@@ -25,6 +25,7 @@ ZERO: int
 MAKER: int
 DIRECT: int
 SAME: int
+STAND_IN_MIN_BYTES: int  # a node keeps an array at least this large that its rule reads only the shape of as a stand-in
 
 @final
 class Hooks:
@@ -194,12 +195,14 @@ class VJPRule:
     entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]]
     saves_ans: bool
     saves_args: bool
+    reads: Optional[Tuple[int, ...]]
     def __init__(
         self,
         fun: Any,
         entries: Dict[int, Tuple[int, Optional[Callable[..., Any]]]],
         saves_ans: bool = ...,
         saves_args: bool = ...,
+        reads: Optional[Tuple[int, ...]] = ...,
     ) -> None: ...
     def one(self, argnum: int, g: Any, ans: Any, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]) -> Any: ...
     def __call__(

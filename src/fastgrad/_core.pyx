@@ -121,6 +121,90 @@ cdef inline void _set_args(VJPNode node, PyObject** argv, Py_ssize_t n, object a
         node._args = None
 
 
+# A node of a rule that reads only the shape and dtype of an argument keeps a large array
+# there as a stand-in: so a chain like ``x = x + 1`` over big arrays frees each x after the
+# next step, as autograd does (its rules close over the arguments' metadata only).  Smaller
+# arrays are kept as they are: their memory is small and a stand-in would cost more time.
+STAND_IN_MIN_BYTES = 1 << 16
+
+cdef extern from *:
+    """
+    /* the memory every stand-in reads: zeros, aligned and long enough for any numeric item */
+    static union { long double ld[4]; double d[8]; char c[64]; } fg_zero_bytes;
+
+    static int fg_stand_in_ok(PyObject *a, Py_ssize_t min_bytes) {
+        PyArrayObject *x;
+        char kind;
+        if (Py_TYPE(a) != &PyArray_Type)
+            return 0;
+        x = (PyArrayObject *)a;
+        if (PyArray_NBYTES(x) < min_bytes || PyArray_ITEMSIZE(x) > (npy_intp)sizeof(fg_zero_bytes))
+            return 0;
+        kind = PyArray_DESCR(x)->kind;
+        return kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f' || kind == 'c';
+    }
+
+    /* a read-only array of x's shape and dtype, every stride 0, on fg_zero_bytes */
+    static PyObject *fg_shape_stand_in(PyObject *a) {
+        PyArrayObject *x = (PyArrayObject *)a;
+        npy_intp strides[NPY_MAXDIMS] = {0};
+        PyArray_Descr *descr = PyArray_DESCR(x);
+        Py_INCREF(descr);   /* (PyArray_NewFromDescr takes this reference) */
+        return PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(x), PyArray_DIMS(x), strides,
+                                    (void *)&fg_zero_bytes, 0, NULL);
+    }
+    """
+    bint fg_stand_in_ok(PyObject* a, Py_ssize_t min_bytes)
+    object fg_shape_stand_in(object a)
+
+cdef Py_ssize_t _stand_in_min_bytes = STAND_IN_MIN_BYTES
+
+
+def _stand_in_ok(a):
+    """``a`` is an ndarray of numbers of at least STAND_IN_MIN_BYTES."""
+    return fg_stand_in_ok(<PyObject*>a, _stand_in_min_bytes)
+
+
+def _shape_stand_in(x):
+    """A read-only array of ``x``'s shape and dtype that holds no memory (zeros)."""
+    return fg_shape_stand_in(x)
+
+
+cdef inline bint _any_large_array(PyObject** argv, Py_ssize_t n):
+    """Whether an argument may be kept as a stand-in (a scalar chain's nodes: two type checks)."""
+    cdef Py_ssize_t j
+    if n <= 2:   # (most calls: no loop, and a scalar's type is all that is read)
+        return (n > 0 and fg_stand_in_ok(argv[0], _stand_in_min_bytes)) or \
+            (n > 1 and fg_stand_in_ok(argv[1], _stand_in_min_bytes))
+    for j in range(n if n < 32 else 32):
+        if fg_stand_in_ok(argv[j], _stand_in_min_bytes):
+            return True
+    return False
+
+
+cdef void _keep_read_args(VJPNode node, VJPRule rule, tuple argnums) except *:
+    """In ``node``'s saved arguments, a stand-in for each large array whose values no rule of
+    the call's differentiated arguments (``argnums``) reads."""
+    cdef unsigned int read = 0
+    cdef Py_ssize_t i, j, n = node.nargs
+    for a in argnums:
+        i = PyLong_AsSsize_t(a)
+        read |= rule.read_masks[i] if 0 <= i < 8 else 0xFFFFFFFFu
+    if read == 0xFFFFFFFFu:
+        return
+    if n <= 2:
+        if n > 0 and not read & 1u and fg_stand_in_ok(<PyObject*>node._arg0, _stand_in_min_bytes):
+            node._arg0 = fg_shape_stand_in(node._arg0)
+        if n > 1 and not read & 2u and fg_stand_in_ok(<PyObject*>node._arg1, _stand_in_min_bytes):
+            node._arg1 = fg_shape_stand_in(node._arg1)
+        return
+    args = list(node._args)
+    for j in range(min(n, 32)):
+        if not (read >> j) & 1u and fg_stand_in_ok(<PyObject*>args[j], _stand_in_min_bytes):
+            args[j] = fg_shape_stand_in(args[j])
+    node._args = tuple(args)
+
+
 cdef inline PyObject** _node_argv(VJPNode node, PyObject** buffer):
     """The node's arguments as an array (``buffer`` holds two)."""
     if node.nargs > 2:
@@ -164,6 +248,8 @@ cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, ob
             _set_args(node, NULL, n, (None,) * n)
     else:
         _set_args(node, argv, n, None)
+        if _any_large_array(argv, n) and type(rule) is VJPRule and (<VJPRule>rule).has_reads:
+            _keep_read_args(node, <VJPRule>rule, argnums)
     # (each switch is read once, into a local: another thread may change it at any call)
     debug = _hooks.debug
     if debug is not None:

@@ -14,7 +14,7 @@ _core_sums (sums of cotangents), _core_forward.
 import itertools
 import threading
 
-from numpy import float64, ndarray
+from numpy import broadcast_to as _broadcast_to, float64, ndarray, zeros as _zeros
 
 from ._core_seam import Hooks, bind, _bound, scalar_kernel_names  # noqa: F401
 from ._core_gc import GCPause, buffer_cache_begin, buffer_cache_end, buffer_cache_release  # noqa: F401
@@ -47,6 +47,8 @@ class VJPNode(Node):
                 self.value = None
             if not rule.saves_args:
                 self.args = (None,) * len(args)
+            elif rule.reads is not None:
+                self.args = _keep_read_args(rule.reads, parent_argnums, self.args)
         hooks = _bound.hooks
         debug, record_replay = hooks.debug, hooks.record_replay
         if debug is not None:
@@ -68,6 +70,34 @@ class VJPNode(Node):
     def release(self):
         self.parents = self.args = ()
         self.kwargs = self.value = self.rule = self.replay = None
+
+
+# A node of a rule that reads only the shape and dtype of an argument keeps a large array
+# there as a stand-in: so a chain like ``x = x + 1`` over big arrays frees each x after the
+# next step, as autograd does (its rules close over the arguments' metadata only).  Smaller
+# arrays are kept as they are: their memory is small and a stand-in would cost more time.
+STAND_IN_MIN_BYTES = 1 << 16
+
+
+def _stand_in_ok(a):
+    """``a`` is an ndarray of numbers of at least STAND_IN_MIN_BYTES."""
+    return type(a) is ndarray and a.nbytes >= STAND_IN_MIN_BYTES and a.itemsize <= 64 and a.dtype.kind in "biufc"
+
+
+def _shape_stand_in(x):
+    """A read-only array of ``x``'s shape and dtype that holds no memory (zeros)."""
+    return _broadcast_to(_zeros((), x.dtype), x.shape)
+
+
+def _keep_read_args(reads, argnums, args):
+    """The arguments a node keeps: a stand-in for each large array whose values no rule of
+    the call's differentiated arguments (``argnums``) reads (``reads``: VJPRule's masks)."""
+    read = 0
+    for i in argnums:
+        read |= reads[i] if 0 <= i < 8 else 0xFFFFFFFF
+    return tuple(
+        [_shape_stand_in(a) if j < 32 and not (read >> j) & 1 and _stand_in_ok(a) else a for j, a in enumerate(args)]
+    )
 
 
 def backward_pass(g, end_node, consume=False, roots=None):

@@ -124,12 +124,16 @@ cdef object _call_with(object f, object first, object second, bint two, PyObject
 cdef class VJPRule:
     """The reverse rules of one primitive, one per argument: (kind, function) by argnum."""
 
-    def __init__(self, fun, dict entries, bint saves_ans=True, bint saves_args=True):
+    def __init__(self, fun, dict entries, bint saves_ans=True, bint saves_args=True, reads=None):
         cdef Py_ssize_t i
         self.fun = fun
         self.entries = entries
         self.saves_ans = saves_ans
         self.saves_args = saves_args
+        self.reads = reads
+        self.has_reads = reads is not None
+        for i in range(8):
+            self.read_masks[i] = 0xFFFFFFFFu if self.reads is None else <unsigned int>self.reads[i]
         funcs = [None] * 8
         for i in range(8):
             self.kinds[i] = -1

@@ -61,13 +61,17 @@ class VJPRule:
     """The reverse rules of one primitive, one per argument: (kind, function) by argnum.
 
     ``saves_ans`` / ``saves_args`` False: the rules do not read ans / the arguments, so
-    nodes keep None in their place (the memory is released after the forward pass)."""
+    nodes keep None in their place (the memory is released after the forward pass).
+    ``reads``: None (each rule reads every argument), or a bit mask for each argnum 0-7: the
+    arguments whose values that rule reads; of the others it reads only shape and dtype, so
+    a node keeps a large array there as a stand-in (``_kept_args``)."""
 
-    __slots__ = ("fun", "entries", "saves_ans", "saves_args")
+    __slots__ = ("fun", "entries", "saves_ans", "saves_args", "reads")
 
-    def __init__(self, fun, entries, saves_ans=True, saves_args=True):
+    def __init__(self, fun, entries, saves_ans=True, saves_args=True, reads=None):
         self.fun, self.entries = fun, entries
         self.saves_ans, self.saves_args = saves_ans, saves_args
+        self.reads = reads
 
     def one(self, argnum, g, ans, args, kwargs):
         try:

@@ -239,13 +239,18 @@ def defvjp(fun, *vjpmakers, argnums=None):
     primitive_vjps[fun] = _VJPRule(fun, _rule_table(_MAKER, vjpmakers, argnums))
 
 
-def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args")):
+def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args"), reads=None):
     """fastgrad's fast form: ``rule(g, ans, *args, **kwargs)`` returns the cotangent.
 
     Applied during the backward pass, so no closure is made per call; ``None`` (as a rule
     or as a rule's result) is a symbolic zero.  ``uses`` names what the rules read of
     ``"ans"`` and ``"args"``: what they do not read is not kept (they receive None), e.g.
-    ``uses=("ans",)`` for tanh, whose derivative is a function of its output.
+    ``uses=("ans",)`` for tanh, whose derivative is a function of its output.  ``reads``
+    (one entry per rule): the positions of the arguments whose values that rule reads; of
+    the others it may read only the shape and dtype, e.g. ``reads=((1,), (0,))`` for
+    ``x * y`` and ``reads=((), ())`` for ``x + y``.  A node then keeps a large array that
+    no rule of its call reads as a stand-in of that shape and dtype (its values zeros), so
+    the array's memory is released after the forward pass, as autograd's closures release it.
 
     >>> import fastgrad.numpy as np
     >>> from fastgrad import grad
@@ -261,7 +266,26 @@ def defvjp_direct(fun, *rules, argnums=None, uses=("ans", "args")):
     unknown = set(uses) - {"ans", "args"}
     if unknown:
         raise ValueError("uses may contain 'ans' and 'args', got {}".format(sorted(unknown)))
-    primitive_vjps[fun] = _VJPRule(fun, _rule_table(_DIRECT, rules, argnums), "ans" in uses, "args" in uses)
+    table = _rule_table(_DIRECT, rules, argnums)
+    masks = None if reads is None else _read_masks(reads, argnums if argnums is not None else range(len(rules)))
+    primitive_vjps[fun] = _VJPRule(fun, table, "ans" in uses, "args" in uses, masks)
+
+
+def _read_masks(reads, argnums):
+    """defvjp_direct's ``reads`` as the bit mask of each argnum 0-7 (all bits where unknown)."""
+    reads, argnums = list(reads), list(argnums)
+    if len(reads) != len(argnums):
+        raise ValueError("reads needs one entry per rule ({}), got {}".format(len(argnums), len(reads)))
+    masks = [0xFFFFFFFF] * 8
+    for argnum, positions in zip(argnums, reads):
+        mask = 0
+        for p in positions:
+            if type(p) is not int or p < 0:
+                raise ValueError("reads: argument positions are non-negative ints, got {!r}".format(p))
+            mask |= 1 << p if p < 32 else 0xFFFFFFFF
+        if type(argnum) is int and 0 <= argnum < 8:
+            masks[argnum] = mask & 0xFFFFFFFF
+    return tuple(masks)
 
 
 def translate_vjp(vjpfun, fun, argnum):

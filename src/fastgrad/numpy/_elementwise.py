@@ -221,12 +221,14 @@ def_rules(
 # ---------------------------------------------------------------------------------------
 # Functions of two arguments, with broadcasting
 
-def_elementwise(anp.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
-def_elementwise(anp.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t)
-def_elementwise(anp.multiply, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
-def_elementwise(anp.true_divide, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * x / y**2)
-def_elementwise(anp.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * _floor(x / y))
-def_elementwise(anp.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * _trunc(x / y))
+# (reads: the arguments each product reads the values of; nodes need only the shape and
+# dtype of the others, so x + 1 and x * 2.0 over big arrays do not keep x)
+def_elementwise(anp.add, lambda t, ans, x, y: t, lambda t, ans, x, y: t, reads=((), ()))
+def_elementwise(anp.subtract, lambda t, ans, x, y: t, lambda t, ans, x, y: -t, reads=((), ()))
+def_elementwise(anp.multiply, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t, reads=((1,), (0,)))
+def_elementwise(anp.true_divide, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * x / y**2, reads=((1,), (0, 1)))
+def_elementwise(anp.remainder, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * _floor(x / y), reads=((), (0, 1)))
+def_elementwise(anp.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * _trunc(x / y), reads=((), (0, 1)))
 
 
 def _power_deriv_base(x, y, power):

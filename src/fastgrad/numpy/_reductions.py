@@ -63,7 +63,7 @@ def _sum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial
     return unbroadcast(r, x)
 
 
-def_rules(anp.sum, [_sum_vjp], ["same"])
+def_rules(anp.sum, [_sum_vjp], ["same"], reads=((),))  # (x's shape and dtype only)
 
 
 def _has_where(where):
@@ -88,7 +88,7 @@ def _mean_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, *, whe
     return unbroadcast(r, x)
 
 
-def_rules(anp.mean, [_mean_vjp], ["same"])
+def_rules(anp.mean, [_mean_vjp], ["same"], reads=((),))
 
 
 def _group_last(x, axes):

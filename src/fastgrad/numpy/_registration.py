@@ -49,13 +49,14 @@ def _with_operator_twin(fun):
     return (fun,) if twin is None else (fun, twin)
 
 
-def def_rules(fun, reverse, forward, uses=ANS_ARGS, argnums=None):
+def def_rules(fun, reverse, forward, uses=ANS_ARGS, argnums=None, reads=None):
     """Both modes of ``fun``: ``reverse[i](g, ans, *args, **kwargs)`` is the cotangent of
     argument i (``core.defvjp_direct``), ``forward[i](t, ans, *args, **kwargs)`` the tangent
     of the result given the tangent ``t`` of argument i (``core.defjvp``: ``"same"`` when
-    fun is linear in that argument, ``None`` for a zero derivative), or ``forward=LINEAR``."""
+    fun is linear in that argument, ``None`` for a zero derivative), or ``forward=LINEAR``.
+    ``reads[i]``: the arguments whose values ``reverse[i]`` reads (``core.defvjp_direct``)."""
     for prim in _with_operator_twin(fun):
-        defvjp_direct(prim, *reverse, argnums=argnums, uses=uses)
+        defvjp_direct(prim, *reverse, argnums=argnums, uses=uses, reads=reads)
         if forward == LINEAR:
             def_linear(prim)
         else:
@@ -136,7 +137,7 @@ def _forward_of(product, nargs, fit_tangent):
     return forward
 
 
-def def_elementwise(fun, *products, uses=ARGS, forward=None, argnums=None, nargs=None, fit_tangent=fit):
+def def_elementwise(fun, *products, uses=ARGS, forward=None, argnums=None, nargs=None, fit_tangent=fit, reads=None):
     """Both modes of an elementwise ``fun`` from ``products[i](t, ans, *args)``, the
     tangent or cotangent ``t`` times d ans / d args[i] (``None``: a zero derivative).
 
@@ -146,13 +147,14 @@ def def_elementwise(fun, *products, uses=ARGS, forward=None, argnums=None, nargs
     ``argnums``: the arguments the products belong to (the others have no rule: their
     derivative raises NotImplementedError); ``nargs``: how many arguments fun takes.  The
     cotangents are summed down to the arguments (``unbroadcast``), the tangents brought
-    to the result with ``fit_tangent``."""
+    to the result with ``fit_tangent``.  ``reads[i]``: the arguments whose values
+    ``products[i]`` reads (of the others, unbroadcast reads shape and dtype)."""
     argnums = tuple(range(len(products))) if argnums is None else tuple(argnums)
     nargs = len(products) if nargs is None else nargs
     forward = products if forward is None else forward
     reverse = [None if p is None else _reverse_of(p, i, nargs) for i, p in zip(argnums, products)]
     forward = [None if p is None else _forward_of(p, nargs, fit_tangent) for p in forward]
-    def_rules(fun, reverse, forward, uses=uses, argnums=argnums)
+    def_rules(fun, reverse, forward, uses=uses, argnums=argnums, reads=reads)
 
 
 def def_unary(fun, product, uses=ARGS, forward=None):
