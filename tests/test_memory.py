@@ -497,3 +497,20 @@ def test_the_stand_in_of_an_argument_has_its_shape_and_dtype_and_no_memory():
     assert not engine._stand_in_ok(onp.empty(70000, dtype=object))
     assert not engine._stand_in_ok(onp.empty(70000, dtype="U4"))
     assert not engine._stand_in_ok(onp.ones((300, 300)).view(onp.matrix))
+
+
+@pytest.mark.fastgrad_only  # (autograd's rule for sum ignores where=)
+@pytest.mark.parametrize("positional", [False, True])
+def test_a_large_where_mask_of_sum_is_read_however_it_is_passed(positional):
+    # sum's rule reads where= (its 7th argument): that array must not become a stand-in
+    x0 = onp.linspace(-1.0, 1.0, 300 * 300).reshape(300, 300)
+    mask = onp.zeros((300, 300), dtype=bool)
+    mask[:, :10] = True
+
+    def f(x):
+        y = x * 1.5
+        if positional:
+            return anp.sum(y, None, None, None, False, 0.0, mask)
+        return anp.sum(y, where=mask)
+
+    onp.testing.assert_array_equal(ag.grad(f)(x0), onp.where(mask, 1.5, 0.0))

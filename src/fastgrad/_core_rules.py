@@ -64,7 +64,7 @@ class VJPRule:
     nodes keep None in their place (the memory is released after the forward pass).
     ``reads``: None (each rule reads every argument), or a bit mask for each argnum 0-7: the
     arguments whose values that rule reads; of the others it reads only shape and dtype, so
-    a node keeps a large array there as a stand-in (``_kept_args``)."""
+    a node keeps a large array there as a stand-in (``_keep_read_args``)."""
 
     __slots__ = ("fun", "entries", "saves_ans", "saves_args", "reads")
 

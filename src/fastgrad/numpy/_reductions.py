@@ -63,7 +63,8 @@ def _sum_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial
     return unbroadcast(r, x)
 
 
-def_rules(anp.sum, [_sum_vjp], ["same"], reads=((),))  # (x's shape and dtype only)
+# (of x only the shape and dtype: x is not kept; where=, the 7th argument, is read)
+def_rules(anp.sum, [_sum_vjp], ["same"], reads=((6,),))
 
 
 def _has_where(where):
@@ -88,7 +89,7 @@ def _mean_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, *, whe
     return unbroadcast(r, x)
 
 
-def_rules(anp.mean, [_mean_vjp], ["same"], reads=((),))
+def_rules(anp.mean, [_mean_vjp], ["same"], reads=((),))  # (its where= is keyword-only)
 
 
 def _group_last(x, axes):
