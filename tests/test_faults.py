@@ -602,9 +602,24 @@ def _interrupt_at(call, trigger, k, where=None):
     Python function's, or a C function's).  These moments are the trace events call and
     return, line events that go back, and the profile event c_return.
     -> "finished" (k is past the last moment) or "interrupted"; ``where`` receives a
-    description of the moment."""
+    description of the moment.
+
+    Code that a garbage collection runs (the collector's callbacks, finalizers of another
+    test's garbage) has no moments of ``call``'s own: CPython reports an exception raised
+    there as unraisable and goes on, so an interrupt there would test nothing."""
     count = [0]
     last_line = {}  # frame -> line of its previous line event
+    collecting = [False]
+
+    def collection_starts(phase, info):
+        if phase == "start":
+            collecting[0] = True
+
+    def collection_ends(phase, info):
+        if phase == "stop":
+            collecting[0] = False
+
+    own = (collection_starts.__code__, collection_ends.__code__)
 
     def hit(frame, label):
         # (not in threading.py: the test's own Event.set must not be broken into; not in
@@ -615,7 +630,7 @@ def _interrupt_at(call, trigger, k, where=None):
             "<frozen importlib"
         ):
             return
-        if _UNGUARDABLE.get(frame.f_code) == label:
+        if _UNGUARDABLE.get(frame.f_code) == label or collecting[0] or frame.f_code in own:
             return
         count[0] += 1
         if count[0] == k:
@@ -648,6 +663,8 @@ def _interrupt_at(call, trigger, k, where=None):
             hit(frame, "after " + getattr(arg, "__qualname__", repr(arg)))
 
     previous_trace, previous_profile = sys.gettrace(), sys.getprofile()
+    gc.callbacks.insert(0, collection_starts)  # (the first at the start, the last at the end)
+    gc.callbacks.append(collection_ends)
     sys.settrace(tracer)
     sys.setprofile(profiler)
     try:
@@ -658,6 +675,8 @@ def _interrupt_at(call, trigger, k, where=None):
     finally:
         sys.setprofile(previous_profile)
         sys.settrace(previous_trace)
+        gc.callbacks.remove(collection_starts)
+        gc.callbacks.remove(collection_ends)
     return outcome
 
 
