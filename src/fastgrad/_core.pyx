@@ -248,7 +248,7 @@ cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, ob
             _set_args(node, NULL, n, (None,) * n)
     else:
         _set_args(node, argv, n, None)
-        if _any_large_array(argv, n) and type(rule) is VJPRule and (<VJPRule>rule).has_reads:
+        if type(rule) is VJPRule and (<VJPRule>rule).has_reads and _any_large_array(argv, n):
             _keep_read_args(node, <VJPRule>rule, argnums)
     # (each switch is read once, into a local: another thread may change it at any call)
     debug = _hooks.debug
