@@ -4,6 +4,7 @@ Values are checked against closed-form derivatives and, when autograd is install
 against autograd on the same inputs.
 """
 
+import importlib
 import re
 import warnings
 
@@ -314,6 +315,35 @@ def test_grad_rejects_nonscalar_or_complex_output(ag, np, out):
 def test_elementwise_grad_rejects_complex_output(ag, np):
     with pytest.raises(TypeError, match="real"):
         ag.elementwise_grad(lambda x: x * 1j)(X)
+
+
+@pytest.mark.fastgrad_only  # (autograd computes every row, then fails to reshape them: ValueError)
+def test_jacobian_rejects_complex_output(ag, np):
+    with pytest.raises(TypeError) as info:
+        ag.jacobian(lambda x: x * 1j)(X)
+    assert str(info.value) == (
+        "jacobian only applies to real-output functions; for a holomorphic function use holomorphic_grad."
+    )
+
+
+def test_jacobian_of_complex_output_raises_a_rules_own_error_first(ag, np):
+    # A library's rule that refuses the differentiation (PennyLane's, for a circuit returning
+    # its state) is heard before the complaint about the complex output, as under autograd.
+    extend = importlib.import_module(ag.__name__ + ".extend")
+
+    @extend.primitive
+    def state(x):
+        return onp.array([onp.cos(x), 1j * onp.sin(x)])
+
+    def refuse(ans, x):
+        def vjp(g):
+            raise ValueError("this library cannot differentiate its state")
+
+        return vjp
+
+    extend.defvjp(state, refuse)
+    with pytest.raises(ValueError, match="cannot differentiate its state"):
+        ag.jacobian(state)(0.3)
 
 
 @pytest.mark.parametrize("op", ["grad", "value_and_grad", "make_vjp", "elementwise_grad"])

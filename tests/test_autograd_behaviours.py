@@ -1,6 +1,8 @@
 """Behaviours of autograd 1.9.1 that code written for it relies on (issue #14), each checked
 against central differences in both modes and to second order, and against autograd."""
 
+import importlib
+
 import numpy as onp
 import pytest
 
@@ -442,3 +444,14 @@ def test_a_box_outside_any_trace_names_the_primitive():
 
     with pytest.raises(TypeError, match=r"sin: an argument \(ArrayBox\) is a box made outside any trace"):
         fnp.sin(ArrayBox(onp.ones(2), None, None))
+
+
+def test_numpy_namespace_carries_the_builtins_module(ag, np):
+    # autograd.numpy has its builtins module as an attribute, and `from autograd.numpy import *`
+    # binds it: PennyLane's numpy re-exports it so and reaches SequenceBox as np.builtins.
+    builtins_module = importlib.import_module(ag.__name__ + ".builtins")
+    assert np.builtins is builtins_module
+    namespace = {}
+    exec("from {} import *".format(np.__name__), namespace)
+    assert namespace["builtins"] is builtins_module
+    assert namespace["builtins"].SequenceBox is builtins_module.SequenceBox

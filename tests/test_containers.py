@@ -14,6 +14,7 @@ of the package under test, so the same code runs on fastgrad and on autograd:
 import copy
 import collections
 import functools
+import importlib
 import warnings
 
 import numpy as onp
@@ -906,3 +907,50 @@ def test_second_order_through_lists_of_a_registered_subclass(ag):
     # d/dx of f: sin x + x cos x + 2x + 2 sin x cos x + (1 + cos x)/2
     expected = 2 * onp.cos(x0) - x0 * onp.sin(x0) + 2 + 2 * onp.cos(2 * x0) - onp.sin(x0) / 2
     onp.testing.assert_allclose(onp.asarray(ag.grad(second)(x)), expected, rtol=1e-12)
+
+
+def _rows_as_array_primitive(extend, fnp, B):
+    """A library's primitive on a tuple of lists of scalars whose reverse rule gives, for each
+    list, an array of its cotangents instead of a list: PennyLane's execution boundary does
+    this, and autograd indexes such an array as it is.  The rule is itself differentiable
+    (its cotangents are computed with traced operations), so second derivatives pass through
+    the traced tuple and lists a second time."""
+
+    @extend.primitive
+    def energies(params):  # -> [sum_j sin(p_j) for each list p]
+        return onp.array([sum(onp.sin(v) for v in p) for p in params])
+
+    def energies_vjp(ans, params):
+        def vjp(g):
+            return tuple(g[i] * fnp.cos(fnp.stack(list(p))) for i, p in enumerate(params))
+
+        return vjp
+
+    extend.defvjp(energies, energies_vjp)
+
+    def cost(x):
+        params = B.tuple([B.list([x[0], x[1]]), B.list([x[2]])])
+        e = energies(params)
+        return fnp.sum(e * e) + e[0] * x[2]
+
+    return cost
+
+
+def test_a_rule_may_give_an_array_as_a_lists_cotangent(ag, np, B):
+    cost = _rows_as_array_primitive(import_target("extend"), np, B)
+    x = onp.array([0.3, -0.7, 1.1])
+    check_grads(cost, x, order=2, modes=("rev",))
+    s01, s2 = onp.sin(x[0]) + onp.sin(x[1]), onp.sin(x[2])
+    expected = onp.array(
+        [(2 * s01 + x[2]) * onp.cos(x[0]), (2 * s01 + x[2]) * onp.cos(x[1]), 2 * s2 * onp.cos(x[2]) + s01]
+    )
+    onp.testing.assert_allclose(ag.grad(cost)(x), expected, rtol=1e-12)
+    hessian = ag.jacobian(ag.grad(cost))(x)
+    onp.testing.assert_allclose(hessian, hessian.T, rtol=1e-12)
+
+
+def test_a_rule_may_give_an_array_as_a_lists_cotangent_same_as_autograd(ag, np, B, ref):
+    x = onp.array([0.3, -0.7, 1.1])
+    ours = _rows_as_array_primitive(import_target("extend"), np, B)
+    theirs = _rows_as_array_primitive(importlib.import_module("autograd.extend"), ref.np, ref.module.builtins)
+    onp.testing.assert_allclose(ag.jacobian(ag.grad(ours))(x), ref.jacobian(ref.grad(theirs))(x), rtol=1e-12)

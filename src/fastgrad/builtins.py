@@ -270,8 +270,17 @@ def _zeros_like(x):
     return vspace(x).zeros()
 
 
+def _element(g, idx):
+    """``g[idx]`` of the cotangent ``g`` of a container.  A rule written for autograd may give
+    an array as the cotangent of a list or tuple (a row per element); autograd indexes it as it
+    is, so an array is indexed as an array (a traced one records NumPy's indexing)."""
+    if _isinstance(getval(g), (_list, _tuple, _dict, SparseObject)):
+        return container_take(g, idx)
+    return g[idx]
+
+
 def _make_sequence_vjp(argnums, ans, args, kwargs):
-    return lambda g: [container_take(g, i - 1) for i in argnums]
+    return lambda g: [_element(g, i - 1) for i in argnums]
 
 
 def _make_sequence_jvp(argnums, gs, ans, args, kwargs):
@@ -297,21 +306,23 @@ def _make_dict_jvp(argnums, gs, ans, args, kwargs):
 
 def _part_of(g, start, stop, seq):
     """``g[start:stop]`` as a cotangent for ``seq`` (same sequence type as ``seq``)."""
-    part = container_take(g, slice(start, stop))
+    part = _element(g, slice(start, stop))
     seq_type = _type_of(seq)
-    return part if seq_type is _type_of(part) else sequence_cast(part, seq_type)
+    if seq_type is _type_of(part) or not _isinstance(getval(part), (_list, _tuple)):
+        return part  # (an array's rows stay an array, as autograd gives them)
+    return sequence_cast(part, seq_type)
 
 
 def _extend_right_vjp(argnums, ans, args, kwargs):
     seq = args[0]
     n = len(seq)
-    return lambda g: [_part_of(g, 0, n, seq) if i == 0 else container_take(g, n + i - 1) for i in argnums]
+    return lambda g: [_part_of(g, 0, n, seq) if i == 0 else _element(g, n + i - 1) for i in argnums]
 
 
 def _extend_left_vjp(argnums, ans, args, kwargs):
     seq = args[0]
     m = len(args) - 1
-    return lambda g: [_part_of(g, m, None, seq) if i == 0 else container_take(g, i - 1) for i in argnums]
+    return lambda g: [_part_of(g, m, None, seq) if i == 0 else _element(g, i - 1) for i in argnums]
 
 
 def _extend_jvp(fun):

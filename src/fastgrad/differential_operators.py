@@ -377,6 +377,8 @@ def jacobian(fun: Callable[..., Any], x: Any) -> Any:
         vjp, ans = _make_vjp(_traced_output(fun), x, consume=False)
         ans_vs = _output_space("jacobian", ans)
         if ans_vs.iscomplex:
+            if ans_vs.size:  # (one backward pass first: an error of a rule in it comes first, as in autograd)
+                vjp(next(iter(ans_vs.standard_basis())))
             raise TypeError(
                 "jacobian only applies to real-output functions; for a holomorphic function use holomorphic_grad."
             )
