@@ -455,3 +455,55 @@ def test_numpy_namespace_carries_the_builtins_module(ag, np):
     exec("from {} import *".format(np.__name__), namespace)
     assert namespace["builtins"] is builtins_module
     assert namespace["builtins"].SequenceBox is builtins_module.SequenceBox
+
+
+class _Reading:
+    """What a library's device may return for a measurement: an object that supports
+    products with scalars and sums (PennyLane's tests have such a device)."""
+
+    def __init__(self, val):
+        self.val = val
+
+    def __mul__(self, other):
+        return _Reading(self.val * other)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other):
+        return _Reading(self.val + (other.val if isinstance(other, _Reading) else other))
+
+    __radd__ = __add__
+
+
+def _object_array(item):
+    out = onp.empty((), dtype=object)
+    out[()] = item
+    return out
+
+
+@pytest.mark.parametrize("op", ["jacobian", "grad", "elementwise_grad"])
+def test_a_primitive_may_return_an_object_array_its_rule_differentiates(ag, op):
+    extend = importlib.import_module(ag.__name__ + ".extend")
+
+    @extend.primitive
+    def measure(x):
+        return _object_array(_Reading(onp.cos(x)))
+
+    extend.defvjp(measure, lambda ans, x: lambda g: g * _Reading(-onp.sin(x)))
+    result = getattr(ag, op)(measure)(0.2)
+    if op == "jacobian":  # (an object array, as autograd stacks the rows)
+        assert type(result) is onp.ndarray and result.dtype == object
+        result = result.item()
+    assert type(result) is _Reading and result.val == -onp.sin(0.2)
+
+
+@pytest.mark.fastgrad_only  # (autograd warns that the output seems independent of the input: zero)
+@pytest.mark.parametrize("op", ["jacobian", "grad"])
+def test_an_object_array_holding_a_traced_value_is_refused(ag, np, op):
+    # (the output is not traced itself: the warning of any such output comes first)
+    with pytest.warns(UserWarning, match="Output seems independent of input"), pytest.raises(TypeError) as info:
+        getattr(ag, op)(lambda x: _object_array(np.sin(x) * 2.0))(0.2)
+    assert str(info.value) == (
+        "{} requires the function to return a float or a float array, but it returned a value of "
+        "type <class 'numpy.ndarray'> with dtype object".format(op)
+    )

@@ -142,7 +142,7 @@ def check_output_space(op, ans):
     the returned type when it is not a float or complex value."""
     value = getval(ans)
     kind = getattr(getattr(value, "dtype", None), "kind", None)
-    if kind is not None and kind not in ("f", "c"):
+    if kind is not None and kind not in ("f", "c") and not _opaque_objects(value):
         raise TypeError(
             "{} requires the function to return a float or a float array, but it "
             "returned a value of type {} with dtype {}".format(op, type(value), value.dtype)
@@ -155,6 +155,14 @@ def check_output_space(op, ans):
                 op, type(value)
             )
         ) from None
+
+
+def _opaque_objects(value):
+    """Whether ``value`` is an object array of values that are not traced: a primitive's
+    output that its own rule differentiates (a library's device returning objects that support
+    scalar products and sums), which autograd differentiates as it does any array.  An object
+    array holding traced values is refused: their derivatives cannot reach the output."""
+    return type(value) is ndarray and value.dtype.kind == "O" and not any(isbox(e) for e in value.flat)
 
 
 def backward_pass(g, end_node):
