@@ -95,9 +95,13 @@ def _keep_read_args(reads, argnums, args):
     read = 0
     for i in argnums:
         read |= reads[i] if 0 <= i < 8 else 0xFFFFFFFF
-    return tuple(
-        [_shape_stand_in(a) if j < 32 and not (read >> j) & 1 and _stand_in_ok(a) else a for j, a in enumerate(args)]
-    )
+    kept = None  # (made only when an argument is replaced: most nodes keep their tuple)
+    for j in range(min(len(args), 32)):
+        if not (read >> j) & 1 and _stand_in_ok(args[j]):
+            if kept is None:
+                kept = list(args)
+            kept[j] = _shape_stand_in(args[j])
+    return args if kept is None else tuple(kept)
 
 
 def backward_pass(g, end_node, consume=False, roots=None):
