@@ -139,6 +139,27 @@ def test_make_vjp(ag, np, ref):
     assert_tree_allclose(vjp(g), rvjp(g), rtol=1e-14)
 
 
+def test_differential_operators_private_makers_are_autograds(ag, np):
+    # autograd.differential_operators binds core's make_vjp/make_jvp as _make_vjp/_make_jvp, and
+    # libraries call them there: geomstats builds its value_and_grad and jacobian on
+    # unary_to_nary and differential_operators._make_vjp(fun, x).
+    ops = importlib.import_module(ag.__name__ + ".differential_operators")
+    core = importlib.import_module(ag.__name__ + ".core")
+    builtins = importlib.import_module(ag.__name__ + ".builtins")
+    assert ops._make_vjp is core.make_vjp and ops._make_jvp is core.make_jvp
+    assert ops.atuple is builtins.tuple
+
+    @ops.unary_to_nary
+    def value_and_vjp_ones(fun, x):
+        vjp, ans = ops._make_vjp(fun, x)
+        return ans, vjp(ops.vspace(ans).ones())
+
+    ans, g = value_and_vjp_ones(lambda x, y: np.sin(x) * y, argnum=0)(X, Y)
+    assert_tree_allclose((ans, g), (onp.sin(X) * Y, onp.cos(X) * Y), rtol=1e-14)
+    jvp = ops._make_jvp(np.sin, X)
+    assert_tree_allclose(jvp(Y), (onp.sin(X), onp.cos(X) * Y), rtol=1e-14)
+
+
 def test_make_vjp_argnum_tuple(ag, np):
     fun = lambda x, y: np.sin(x) * y
     g = _RS.randn(4)

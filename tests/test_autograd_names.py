@@ -8,7 +8,8 @@ reason: names a module merely imported from the standard library or NumPy (``cou
 leftovers of module-level loops (``method_name``), ``misc.flatten.type`` (autograd's module
 imports its traced ``type()`` for its own use: here the module uses Python's), and autograd's private rule helpers
 (``grad_*``, ``fwd_grad_*``, ``deprecated_defvjp_message``), which are the implementation of
-its rules, not an interface: fastgrad's rules are its own.
+its rules, not an interface: fastgrad's rules are its own.  Private names are listed where
+libraries use them (geomstats calls ``differential_operators._make_vjp``).
 """
 
 import textwrap
@@ -36,7 +37,7 @@ NAMES = {
     "SequenceVSpace SparseObject TupleVSpace VSpace container_take container_untake defjvp "
     "defjvp_argnum defvjp defvjp_argnum dict isinstance list make_sequence notrace_primitive primitive "
     "sequence_extend_left sequence_extend_right subvals tuple type vspace",
-    "autograd.differential_operators": "checkpoint defvjp_argnum deriv elementwise_grad grad grad_and_aux "
+    "autograd.differential_operators": "_make_jvp _make_vjp atuple checkpoint defvjp_argnum deriv elementwise_grad grad grad_and_aux "
     "grad_named hessian hessian_tensor_product hessian_vector_product holomorphic_grad jacobian "
     "make_ggnvp make_hvp make_jvp make_jvp_reversemode make_vjp multigrad_dict primitive "
     "tensor_jacobian_product unary_to_nary value_and_grad vector_jacobian_product vspace",

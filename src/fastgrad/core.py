@@ -52,10 +52,10 @@ def make_vjp(fun, x):
     >>> value, vjp(2.0)
     (0.0, 2.0)
     """
-    return _make_vjp(fun, x, consume=False)
+    return _trace_vjp(fun, x, consume=False)
 
 
-def _make_vjp(fun, x, consume):
+def _trace_vjp(fun, x, consume):
     split = input_splitters[type(x)](x) if type(x) in input_splitters else None
     if split is None:
         _reject_integers(x)

@@ -34,13 +34,15 @@ from . import _backends
 from . import numpy as np
 from ._gc import gc_paused
 from .builtins import _container_space_types, register_container_type, traced_container
+from .builtins import tuple as atuple  # noqa: F401  (autograd.differential_operators has it)
 from .core import (
-    _make_vjp,
+    _trace_vjp,
     check_output_space,
     defjvp_argnums,
     defvjp_argnum,  # noqa: F401  (autograd.differential_operators has it)
     defvjp_argnums,
     make_jvp as _make_jvp,
+    make_vjp as _make_vjp,  # noqa: F401  (as autograd's: libraries call it, geomstats among them)
     vspace,
 )
 from .tracer import getval, isbox, primitive
@@ -161,7 +163,7 @@ def grad(fun: Callable[..., Any], x: Any) -> Any:
     {'w': array(5.), 'b': array(2.)}
     """
     with gc_paused():
-        vjp, ans = _make_vjp(fun, x, consume=True)
+        vjp, ans = _trace_vjp(fun, x, consume=True)
         return vjp(_scalar_seed("grad", ans, "Grad"))  # autograd's capital
 
 
@@ -176,7 +178,7 @@ def value_and_grad(fun: Callable[..., Any], x: Any) -> tuple[Any, Any]:
     (9.0, 6.0)
     """
     with gc_paused():
-        vjp, ans = _make_vjp(fun, x, consume=True)
+        vjp, ans = _trace_vjp(fun, x, consume=True)
         return ans, vjp(_scalar_seed("value_and_grad", ans))
 
 
@@ -195,7 +197,7 @@ def make_vjp(fun: Callable[..., Any], x: Any) -> tuple[Callable[[Any], Any], Any
     >>> value, vjp(2.0)
     (0.0, 2.0)
     """
-    return _make_vjp(_traced_output(fun), x, consume=False)
+    return _trace_vjp(_traced_output(fun), x, consume=False)
 
 
 @unary_to_nary
@@ -212,7 +214,7 @@ def elementwise_grad(fun: Callable[..., Any], x: Any) -> Any:
     array([1., 1., 1.])
     """
     with gc_paused():
-        vjp, ans = _make_vjp(_traced_output(fun), x, consume=True)
+        vjp, ans = _trace_vjp(_traced_output(fun), x, consume=True)
         vs = _output_space("elementwise_grad", ans)
         if vs.iscomplex:
             raise TypeError("Elementwise_grad only applies to real-output functions.")
@@ -242,7 +244,7 @@ def grad_and_aux(fun: Callable[..., Any], x: Any) -> tuple[Any, Any]:
     value_only.__name__ = get_name(fun)
 
     with gc_paused():
-        vjp, ans = _make_vjp(value_only, x, consume=True)
+        vjp, ans = _trace_vjp(value_only, x, consume=True)
         return vjp(_output_space("grad_and_aux", ans).ones()), aux[0]
 
 
@@ -374,7 +376,7 @@ def jacobian(fun: Callable[..., Any], x: Any) -> Any:
            [0., 1.]]))
     """
     with gc_paused():
-        vjp, ans = _make_vjp(_traced_output(fun), x, consume=False)
+        vjp, ans = _trace_vjp(_traced_output(fun), x, consume=False)
         ans_vs = _output_space("jacobian", ans)
         if ans_vs.iscomplex:
             if ans_vs.size:  # (one backward pass first: an error of a rule in it comes first, as in autograd)
@@ -532,8 +534,8 @@ def make_jvp_reversemode(fun: Callable[..., Any], x: Any) -> Callable[[Any], Any
     >>> make_jvp_reversemode(lambda x: np.dot(A, x))(np.zeros(2))(np.array([1.0, 0.0]))
     array([1., 3.])
     """
-    vjp, y = _make_vjp(_traced_output(fun), x, consume=False)
-    vjp_of_vjp, _ = _make_vjp(vjp, vspace(y).zeros(), consume=False)
+    vjp, y = _trace_vjp(_traced_output(fun), x, consume=False)
+    vjp_of_vjp, _ = _trace_vjp(vjp, vspace(y).zeros(), consume=False)
     return vjp_of_vjp
 
 
@@ -554,7 +556,7 @@ def make_hvp(fun: Callable[..., Any], x: Any) -> tuple[Callable[[Any], Any], Any
     >>> hvp(np.array([1.0, 0.0])), hvp(np.array([0.0, 1.0]))
     (array([6., 0.]), array([ 0., 12.]))
     """
-    return _make_vjp(_traced_output(grad(fun)), x, consume=False)
+    return _trace_vjp(_traced_output(grad(fun)), x, consume=False)
 
 
 def hessian_tensor_product(fun: Callable[..., Any], argnum: Argnum = 0) -> Callable[..., Any]:
@@ -608,9 +610,9 @@ def make_ggnvp(
 
     @unary_to_nary
     def _make_ggnvp(f, x):
-        f_vjp, f_x = _make_vjp(_traced_output(f), x, consume=False)
-        g_hvp, grad_g_x = _make_vjp(_traced_output(grad(g)), f_x, consume=False)
-        f_jvp, _ = _make_vjp(f_vjp, vspace(grad_g_x).zeros(), consume=False)
+        f_vjp, f_x = _trace_vjp(_traced_output(f), x, consume=False)
+        g_hvp, grad_g_x = _trace_vjp(_traced_output(grad(g)), f_x, consume=False)
+        f_jvp, _ = _trace_vjp(f_vjp, vspace(grad_g_x).zeros(), consume=False)
 
         def ggnvp(v):
             return f_vjp(g_hvp(f_jvp(v)))
@@ -710,7 +712,7 @@ def checkpoint(fun: Callable[_P, _R]) -> Callable[_P, _R]:
     def checkpoint_vjp(argnums, ans, args, kwargs):
         def vjp(g):
             xs = tuple([args[i] for i in argnums])
-            vjp_at, _ = _make_vjp(recompute(argnums, args), xs, consume=True)
+            vjp_at, _ = _trace_vjp(recompute(argnums, args), xs, consume=True)
             return vjp_at(g)
 
         return vjp
