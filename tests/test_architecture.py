@@ -113,7 +113,7 @@ PURE_ONLY = {
     "_core_seam.py": {"_Bound", "scalar_kernel_names"},
     "_core_rules.py": {"_counted"},
 }
-_CYTHON_DEFINITION = re.compile(r"(?:cdef|cpdef|def|class)\s+(?:class\s+)?(?:inline\s+)?(?:[\w.]+\**\s+)?(\w+)\s*[(:]")
+_CYTHON_DEFINITION = re.compile(r"(?:cdef|cpdef|def|class)\s+(?:class\s+)?(?:inline\s+)?(?:[\w.]+\**\s+)*(\w+)\s*[(:]")
 
 
 def _engine_pairs():

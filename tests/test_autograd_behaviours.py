@@ -507,3 +507,25 @@ def test_an_object_array_holding_a_traced_value_is_refused(ag, np, op):
         "{} requires the function to return a float or a float array, but it returned a value of "
         "type <class 'numpy.ndarray'> with dtype object".format(op)
     )
+
+
+def test_values_of_sibling_traces_combine_as_in_autograd(ag, np, ref):
+    # geomstats' value_jacobian_and_hessian keeps each point's value (a box of that point's
+    # trace) and stacks them after the traces end, then takes ._value: autograd's sibling
+    # traces share an id, so that is a plain array there, and must be here.
+    points = [onp.array([1.0, 2.0]), onp.array([3.0, 4.0])]
+
+    def kept_values(lib, numpy):
+        kept = []
+        for p in points:
+            lib.make_vjp(lambda x: kept.append(x * 2.0) or numpy.sum(x * 3.0))(p)
+        return kept
+
+    kept = kept_values(ag, np)
+    got = np.stack(kept)._value
+    assert type(got) is onp.ndarray
+    onp.testing.assert_array_equal(got, onp.array([[2.0, 4.0], [6.0, 8.0]]))
+    onp.testing.assert_array_equal(got, ref.np.stack(kept_values(ref, ref.np))._value)
+    # a box of an ended trace inside a new gradient is a constant: the gradient is a number
+    g = ag.grad(lambda y: np.sin(y) * kept[1][0])(0.5)
+    assert type(g) is onp.float64 and g == pytest.approx(6.0 * onp.cos(0.5), rel=1e-15)

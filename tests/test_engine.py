@@ -392,6 +392,43 @@ def test_nested_traces_get_larger_ids_in_every_thread(kit):
     assert results == [6.0] * 4
 
 
+def test_a_box_of_an_ended_trace_is_the_value_it_holds(kit):
+    # Nothing done with a box after its trace has ended can reach that trace's backward pass;
+    # beside boxes of a later trace it is a constant (autograd's sibling traces share an id
+    # and come to the same values).
+    eng = kit.eng
+    leaked = []
+    for v in (1.0, 2.0):
+        eng.trace(eng.VJPNode.new_root(), lambda x: leaked.append(kit.mul(x, Val(3.0))) or x, Val(v))
+    first, second = leaked
+    assert first._trace < second._trace
+    both = kit.add(first, second)  # recorded on the later trace, with the earlier one's value
+    assert both._trace == second._trace and type(both._value) is Val and both._value == 9.0
+    g = kit.grad(lambda y: kit.mul(kit.sin(y), first), 0.5)  # inside a new trace: a constant
+    assert type(g) is Val and g == pytest.approx(3.0 * onp.cos(0.5), rel=1e-15)
+    # a trace opened by hand ends with its block
+    with_block = []
+    t = eng.open_trace()
+    with_block.append(eng.new_box(Val(4.0), t, eng.VJPNode.new_root()))
+    g_open = kit.grad(lambda y: kit.mul(y, with_block[0]), 2.0)
+    assert isinstance(g_open, eng.Box) and g_open._trace == t  # open: an outer trace, as before
+    eng.close_trace(t)
+    g_closed = kit.grad(lambda y: kit.mul(y, with_block[0]), 2.0)
+    assert type(g_closed) is Val and g_closed == 4.0
+
+
+def test_boxes_of_open_outer_traces_stay_boxed_beside_an_ended_one(kit):
+    # an ended inner trace's box holds a box of the open outer trace: that one is still traced
+    eng = kit.eng
+
+    def outer(x):
+        kept = []
+        eng.trace(eng.VJPNode.new_root(), lambda y: kept.append(kit.mul(kit.sin(x), y)) or y, Val(2.0))
+        return eng.trace(eng.VJPNode.new_root(), lambda z: kit.mul(z, kept[0]), Val(1.0))[0]
+
+    assert kit.grad(outer, 0.3) == pytest.approx(2.0 * onp.cos(0.3), rel=1e-15)
+
+
 def test_forward_mode_node(kit):
     eng = kit.eng
     eng.primitive_jvps[kit.mul] = eng.JVPRule(

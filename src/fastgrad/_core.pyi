@@ -170,6 +170,10 @@ def call_without_ufunc_dispatch(prim: Any, *args: Any, **kwargs: Any) -> Any:
 
 def register_notrace(node_type: type, prim: Any) -> None: ...
 def trace(start_node: Any, fun: Callable[[Any], Any], x: Any) -> Tuple[Any, Any]: ...
+def open_trace() -> int:
+    """A fresh trace id, open until close_trace(id)."""
+
+def close_trace(t: int) -> None: ...
 
 class Node:
     """Base of node types (subclassable from Python)."""

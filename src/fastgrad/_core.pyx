@@ -14,6 +14,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTu
 from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsSsize_t
+from libc.stdlib cimport realloc
 from libc.string cimport memcmp, memcpy
 cimport numpy as cnp
 

@@ -22,7 +22,7 @@ from ._core_gc import buffer_cache_state, gc_pause_depth, pause_gc, resume_gc  #
 from ._core_blocks import RecomputeBlock, open_recompute_blocks, recompute_policies  # noqa: F401
 from ._core_boxes import ArithmeticBox, Box, getval, isbox, new_box, use_compiled_operators  # noqa: F401
 from ._core_trace import Node, NotracePrimitive, Primitive, notrace_primitives, register_notrace, toposort  # noqa: F401
-from ._core_trace import call_without_ufunc_dispatch, trace  # noqa: F401
+from ._core_trace import call_without_ufunc_dispatch, close_trace, open_trace, trace  # noqa: F401
 from ._core_rules import DIRECT, MAKER, SAME, ZERO, VJPRule, _missing, _node_vjp, primitive_jvps  # noqa: F401
 from ._core_rules import primitive_vjps
 from ._core_sums import _accumulate, _first_contribution, _own, _readable, same_layout  # noqa: F401

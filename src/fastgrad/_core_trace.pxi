@@ -4,6 +4,66 @@
 
 notrace_primitives = {}    # node type -> set of primitives that are not recorded under it
 cdef long long _last_trace = 0  # trace ids: only ever incremented with the GIL held
+# The ids of the traces open now, in any thread.  A box of a trace that has ended can never
+# reach that trace's backward pass (its end is fixed), so a primitive given one beside boxes of
+# a later trace takes it as the value it holds (_ended); autograd, whose ids are nesting depths,
+# gives sibling traces one id and comes to the same values.  A C array in no particular order
+# (as many entries as traces open at once), so that opening and closing a trace cost a store.
+cdef long long* _open_traces = NULL
+cdef Py_ssize_t _n_open = 0, _open_capacity = 0
+
+
+cdef int _mark_open(long long t) except -1:
+    global _open_traces, _open_capacity, _n_open
+    cdef long long* grown
+    if _n_open == _open_capacity:
+        grown = <long long*>realloc(_open_traces, (2 * _open_capacity + 8) * sizeof(long long))
+        if grown is NULL:
+            raise MemoryError()
+        _open_traces, _open_capacity = grown, 2 * _open_capacity + 8
+    _open_traces[_n_open] = t
+    _n_open += 1
+    return 0
+
+
+cdef void _mark_closed(long long t) noexcept:
+    global _n_open
+    cdef Py_ssize_t i = _n_open - 1
+    while i >= 0:       # mostly the last one: traces nest
+        if _open_traces[i] == t:
+            _n_open -= 1
+            _open_traces[i] = _open_traces[_n_open]
+            return
+        i -= 1
+
+
+cdef inline long long _draw_trace_id():
+    global _last_trace
+    _last_trace += 1
+    return _last_trace
+
+
+def open_trace():
+    """A fresh trace id (above every id drawn before), open until ``close_trace(id)``."""
+    cdef long long t = _draw_trace_id()
+    _mark_open(t)
+    return t
+
+
+def close_trace(long long t):
+    _mark_closed(t)
+
+
+cdef bint _ended(long long t) noexcept:
+    """Whether ``t`` is the id of a trace drawn here that has ended (ids a library chose
+    itself, such as 0, never end)."""
+    cdef Py_ssize_t i
+    if not 0 < t <= _last_trace:
+        return False
+    for i in range(_n_open):
+        if _open_traces[i] == t:
+            return False
+    return True
 
 
 cdef object _outside_any_trace(object prim, object box):
@@ -169,6 +229,7 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
 
     argnums = _argnums_of(argv, n, top, mask)
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
+        _take_ended_as_values_ptr(vals, vals_tuple, n, top)
         if dispatch:
             ans = PyObject_Call(self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple, kw)
         else:
@@ -189,6 +250,33 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
                          {} if kwargs is None else kwargs, argnums,
                          (parents,) if count == 1 else parents)
     return _new_box(ans, top, node)
+
+
+cdef int _take_ended_as_values(PyObject** vals, tuple vals_tuple, Py_ssize_t n, long long top) except -1:
+    """Replace each box of a trace that has ended (below ``top``) among the ``n`` values by the
+    value it holds: a constant from now on.  ``vals`` borrows from the arguments' boxes, or
+    holds the items of ``vals_tuple``."""
+    cdef Py_ssize_t i
+    cdef object a
+    for i in range(n):
+        a = <object>vals[i]
+        if not (_is_box(a) and (<Box>a)._trace < top and _ended((<Box>a)._trace)):
+            continue
+        while _is_box(a) and (<Box>a)._trace < top and _ended((<Box>a)._trace):
+            a = (<Box>a)._value
+        if vals_tuple is not None:
+            Py_INCREF(a)
+            Py_DECREF(<object>vals[i])
+            PyTuple_SET_ITEM(vals_tuple, i, a)
+        else:
+            vals[i] = <PyObject*>a
+    return 0
+
+
+# Called through a pointer, so that the C compiler keeps this rare step out of the body of
+# _call_primitive_impl (inlined there, it costs every primitive call ~40 instructions).
+cdef int (*_take_ended_as_values_ptr)(PyObject**, tuple, Py_ssize_t, long long) except -1
+_take_ended_as_values_ptr = _take_ended_as_values
 
 
 cdef inline object _call_raw(Primitive self, PyObject** argv, Py_ssize_t n, PyObject* kw):
@@ -354,11 +442,13 @@ def register_notrace(node_type, prim):
 
 
 def trace(start_node, fun, x):
-    global _last_trace
-    _last_trace += 1
-    cdef long long t = _last_trace
-    start_box = _new_box(x, t, start_node)
-    end_box = fun(start_box)
+    cdef long long t = _draw_trace_id()
+    _mark_open(t)
+    try:
+        start_box = _new_box(x, t, start_node)
+        end_box = fun(start_box)
+    finally:
+        _mark_closed(t)
     if isinstance(end_box, Box) and (<Box>end_box)._trace == t:
         return (<Box>end_box)._value, (<Box>end_box)._node
     warnings.warn("Output seems independent of input.", UserWarning, stacklevel=2)

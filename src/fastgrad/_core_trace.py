@@ -14,6 +14,35 @@ notrace_primitives = {}  # node type -> set of primitives that are not recorded 
 
 # Unique across threads, so no trace state is shared: a nested trace always gets a larger id.
 _trace_ids = itertools.count(1)
+_last_trace = 0  # the last id drawn
+# The ids of the traces open now, in any thread.  A box of a trace that has ended can never
+# reach that trace's backward pass (its end is fixed), so a primitive given one beside boxes of
+# a later trace takes it as the value it holds (_ended); autograd, whose ids are nesting depths,
+# gives sibling traces one id and comes to the same values.
+_open_traces = set()
+
+
+def _draw_trace_id():
+    global _last_trace
+    _last_trace = t = next(_trace_ids)
+    return t
+
+
+def open_trace():
+    """A fresh trace id (above every id drawn before), open until ``close_trace(id)``."""
+    t = _draw_trace_id()
+    _open_traces.add(t)
+    return t
+
+
+def close_trace(t):
+    _open_traces.discard(t)
+
+
+def _ended(t):
+    """Whether ``t`` is the id of a trace drawn here that has ended (ids a library chose
+    itself, such as 0, never end)."""
+    return 0 < t <= _last_trace and t not in _open_traces
 
 
 def _outside_any_trace(prim, box):
@@ -112,6 +141,10 @@ def _call_primitive(self, args, kwargs, dispatch):
             argvals[i] = a._value
             argnums.append(i)
             parents.append(a._node)
+        elif isinstance(a, Box):  # a box of an outer trace, or of one that has ended (a constant)
+            while isinstance(a, Box) and a._trace < top and _ended(a._trace):
+                a = a._value
+            argvals[i] = a
     # values may be boxes of outer traces: dispatch again
     if dispatch:
         ans = self(*argvals, **kwargs)
@@ -151,9 +184,13 @@ def register_notrace(node_type, prim):
 
 
 def trace(start_node, fun, x):
-    t = next(_trace_ids)
-    start_box = new_box(x, t, start_node)
-    end_box = fun(start_box)
+    t = _draw_trace_id()
+    try:
+        _open_traces.add(t)
+        start_box = new_box(x, t, start_node)
+        end_box = fun(start_box)
+    finally:
+        _open_traces.discard(t)
     if isinstance(end_box, Box) and end_box._trace == t:
         return end_box._value, end_box._node
     warnings.warn("Output seems independent of input.", UserWarning, stacklevel=2)

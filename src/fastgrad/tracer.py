@@ -80,24 +80,6 @@ def find_top_boxed_args(args):
     return top_boxes, top_trace, top_node_type
 
 
-class _IdOnly(Node):
-    """A node type that records nothing: only used to draw a fresh trace id."""
-
-    __slots__ = ()
-
-    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
-        pass
-
-    def initialize_root(self):
-        pass
-
-
-def _fresh_trace_id():
-    seen = []
-    trace(_IdOnly.new_root(), lambda box: seen.append(box._trace) or box, 0.0)
-    return seen[0]
-
-
 class TraceStack:
     """Trace ids for code that traces on its own (autograd's ``trace_stack``).
 
@@ -105,6 +87,8 @@ class TraceStack:
     boxes made with ``new_box(value, t, node)`` are recorded by primitives as the innermost
     trace, exactly as the boxes ``trace`` makes.  ``top`` is the id of the innermost trace
     opened here (-1 outside).  Ids are never reused: one drawn inside another is larger.
+    The trace ends with the block: a box of it given to a primitive beside boxes of a later
+    trace is then taken as the value it holds.
     """
 
     def __init__(self):
@@ -113,11 +97,12 @@ class TraceStack:
     @contextmanager
     def new_trace(self):
         outer = self.top
-        self.top = _fresh_trace_id()
+        self.top = t = engine.open_trace()
         try:
-            yield self.top
+            yield t
         finally:
             self.top = outer
+            engine.close_trace(t)
 
 
 trace_stack = TraceStack()
