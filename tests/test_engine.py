@@ -406,6 +406,11 @@ def test_a_box_of_an_ended_trace_is_the_value_it_holds(kit):
     assert both._trace == second._trace and type(both._value) is Val and both._value == 9.0
     g = kit.grad(lambda y: kit.mul(kit.sin(y), first), 0.5)  # inside a new trace: a constant
     assert type(g) is Val and g == pytest.approx(3.0 * onp.cos(0.5), rel=1e-15)
+    # more arguments than the compiled engine passes on the C stack (8): the same
+    total = eng.Primitive(lambda *xs: Val(sum(xs)))
+    eng.primitive_vjps[total] = eng.VJPRule(total, {i: (eng.DIRECT, lambda g, ans, *xs: g) for i in range(10)})
+    many = total(*([first] * 5 + [second] * 5))
+    assert many._trace == second._trace and type(many._value) is Val and many._value == 5 * 3.0 + 5 * 6.0
     # a trace opened by hand ends with its block
     with_block = []
     t = eng.open_trace()

@@ -260,10 +260,10 @@ cdef int _take_ended_as_values(PyObject** vals, tuple vals_tuple, Py_ssize_t n, 
     cdef object a
     for i in range(n):
         a = <object>vals[i]
-        if not (_is_box(a) and (<Box>a)._trace < top and _ended((<Box>a)._trace)):
-            continue
         while _is_box(a) and (<Box>a)._trace < top and _ended((<Box>a)._trace):
             a = (<Box>a)._value
+        if a is <object>vals[i]:
+            continue
         if vals_tuple is not None:
             Py_INCREF(a)
             Py_DECREF(<object>vals[i])
