@@ -12,7 +12,7 @@ from ._core_seam import _bound
 
 notrace_primitives = {}  # node type -> set of primitives that are not recorded under it
 
-# Unique across threads, so no trace state is shared: a nested trace always gets a larger id.
+# Unique across threads (next() on a count is atomic): a nested trace always gets a larger id.
 _trace_ids = itertools.count(1)
 _last_trace = 0  # the last id drawn
 # The ids of the traces open now, in any thread.  A box of a trace that has ended can never
