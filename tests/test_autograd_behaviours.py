@@ -529,3 +529,66 @@ def test_values_of_sibling_traces_combine_as_in_autograd(ag, np, ref):
     # a box of an ended trace inside a new gradient is a constant: the gradient is a number
     g = ag.grad(lambda y: np.sin(y) * kept[1][0])(0.5)
     assert type(g) is onp.float64 and g == pytest.approx(6.0 * onp.cos(0.5), rel=1e-15)
+
+
+# A box's ** is np.power, as in autograd.  Python's ** differs from it on NumPy scalars (the
+# C library's pow instead of np.power's loop, which may be NumPy's own SIMD code: an ulp
+# apart on some values, and -inf or -0.0 ** 0.5) and on complex arrays (square, sqrt and
+# reciprocal shortcuts for 2, 0.5 and -1).
+POWER_BASES = {
+    "float64": onp.float64(onp.abs(onp.random.default_rng(5).standard_normal(300) * 10)),
+    "float64-specials": onp.array([-onp.inf, -0.0, 0.0, onp.inf, 1e-310]),
+    "float32": onp.abs(onp.random.default_rng(6).standard_normal(300) * 10).astype(onp.float32),
+    "complex128": onp.random.default_rng(7).standard_normal(300) + 1j * onp.random.default_rng(8).standard_normal(300),
+}
+
+
+def _bits(values):
+    return [(type(v), onp.asarray(v).tobytes()) for v in values]
+
+
+@pytest.mark.parametrize("exponent", [2, 2.0, 0.5, -1, 3, 1.5, -0.5], ids=repr)
+@pytest.mark.parametrize("base", list(POWER_BASES))
+def test_power_of_a_box_is_numpys_power(ag, base, exponent):
+    values = POWER_BASES[base]
+    as_scalars = base != "complex128"  # (NumPy scalars one by one; the complex values as an array)
+    inputs = list(values) if as_scalars else [values]
+    with onp.errstate(all="ignore"):
+        got = [ag.make_vjp(lambda x: x**exponent)(v)[1] for v in inputs]
+        reflected = [ag.make_vjp(lambda x: onp.float64(1.5) ** x)(v)[1] for v in inputs[:20]]
+        expected = [onp.power(v, exponent) for v in inputs]
+        expected_reflected = [onp.power(onp.float64(1.5), v) for v in inputs[:20]]
+    assert _bits(got) == _bits(expected)
+    assert _bits(reflected) == _bits(expected_reflected)
+
+
+def test_gradient_of_a_scalar_power_matches_autograd(ref):
+    import fastgrad
+
+    values = POWER_BASES["float64"][:100]
+    for exponent in (3, -0.5, 1.5, 10, 1 / 3):
+        ours = [fastgrad.grad(lambda x: x**exponent)(v) for v in values]
+        theirs = [ref.grad(lambda x: x**exponent)(v) for v in values]
+        assert _bits(ours) == _bits(theirs)
+
+
+COMPLEX_OPERAND_CASES = {
+    "1j*x": (lambda x: 1j * x, lambda v: onp.multiply(1j, v)),
+    "x*1j": (lambda x: x * 1j, lambda v: onp.multiply(v, 1j)),
+    "(2+1j)+x": (lambda x: (2 + 1j) + x, lambda v: onp.add(2 + 1j, v)),
+    "(2+1j)-x": (lambda x: (2 + 1j) - x, lambda v: onp.subtract(2 + 1j, v)),
+    "1j/x": (lambda x: 1j / x, lambda v: onp.true_divide(1j, v)),
+    "(0.5+1j)**x": (lambda x: (0.5 + 1j) ** x, lambda v: onp.power(0.5 + 1j, v)),
+}
+
+
+@pytest.mark.parametrize("case", list(COMPLEX_OPERAND_CASES))
+@pytest.mark.parametrize("value", [onp.float64(1.7), onp.float32(1.7), onp.array(1.7), 1.7], ids=repr)
+def test_python_complex_and_a_box_give_numpys_complex(ag, case, value):
+    # (Python's complex operators take a float64, a float subclass, before NumPy can, and
+    # give a Python complex; autograd's ufunc gives a NumPy complex128)
+    f, ufunc = COMPLEX_OPERAND_CASES[case]
+    got = ag.make_vjp(f)(value)[1]
+    expected = ufunc(value)
+    assert type(got) is type(expected)
+    assert onp.asarray(got).tobytes() == onp.asarray(expected).tobytes()

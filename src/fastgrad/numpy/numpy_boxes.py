@@ -57,6 +57,10 @@ _OPERATOR_SAFE = frozenset(
     [_np.ndarray, _np.float64, _np.float32, _np.float16, _np.longdouble, _np.complex128, _np.complex64, _np.clongdouble]
 )
 _SEQUENCES = frozenset([list, tuple])
+# Operands that take the ufunc primitive whatever the box holds: sequences, and Python
+# complex numbers (1j * np.float64(2) is Python's complex multiply, a Python complex;
+# np.multiply gives a complex128, as autograd does)
+_GENERAL_OPERANDS = _SEQUENCES | {complex}
 _UFUNC_OPERATORS = {u: p for u, p in anp.OPERATOR_PRIMITIVES.items() if u is not _np.negative}
 
 _SETITEM_MESSAGE = (
@@ -379,5 +383,5 @@ _engine.bind(
         "neg": (_negative_op, _negative),
     },
     box_fast_types=_OPERATOR_SAFE,
-    box_general_types=_SEQUENCES,
+    box_general_types=_GENERAL_OPERANDS,
 )

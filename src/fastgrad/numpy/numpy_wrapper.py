@@ -97,11 +97,16 @@ def _rename(f, like, name=None):
 
 
 # ---------------------------------------------------------------------------------------
-# Primitives behind the box operators.  When one operand is an ndarray or a NumPy scalar,
-# Python's operator is exactly the ufunc (ndarray's operators call it; NumPy's scalar
-# operators use its loops), and on scalars it costs ~40 ns instead of a ufunc call's
-# ~0.5 us.  These primitives run the C operator directly (no Python frame) and carry the
-# same rules as the ufuncs; ArrayBox uses them only for such operands (see numpy_boxes).
+# Primitives behind the box operators.  When one operand is an ndarray or a NumPy scalar
+# and the other is not a Python complex, Python's + - * / % @ and unary - are exactly the
+# ufunc (ndarray's operators call it; NumPy's scalar operators use its loops), and on
+# scalars they cost ~40 ns instead of a ufunc call's ~0.5 us.  These primitives run the C
+# operator directly (no Python frame) and carry the same rules as the ufuncs; ArrayBox
+# uses them only for such operands (see numpy_boxes).  ``**`` is the exception: a NumPy
+# scalar's calls the C library's pow, not np.power's loop (which may be NumPy's own SIMD
+# code and differ by an ulp, or at -inf and -0 ** 0.5), and a complex array's takes
+# square, sqrt and reciprocal shortcuts for the exponents 2, 0.5 and -1.  A box's ``**``
+# is np.power, as in autograd, so its primitive calls the ufunc.
 
 
 def _operator_primitive(op, ufunc):
@@ -116,7 +121,7 @@ add_op = _operator_primitive(_operator.add, _np.add)
 subtract_op = _operator_primitive(_operator.sub, _np.subtract)
 multiply_op = _operator_primitive(_operator.mul, _np.multiply)
 true_divide_op = _operator_primitive(_operator.truediv, _np.true_divide)
-power_op = _operator_primitive(_operator.pow, _np.power)
+power_op = _operator_primitive(_np.power, _np.power)
 remainder_op = _operator_primitive(_operator.mod, _np.remainder)
 matmul_op = _operator_primitive(_operator.matmul, _np.matmul)
 negative_op = _operator_primitive(_operator.neg, _np.negative)
