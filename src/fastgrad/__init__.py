@@ -42,10 +42,14 @@ from ._drop_in import install_as_autograd as install_as_autograd
 from .builtins import dict as dict, isinstance as isinstance, list as list, tuple as tuple, type as type
 from .core import primitive as primitive
 from ._stale import check_compiled_sources as _check_compiled_sources
+from . import _autoray, _backends
 
 __version__ = "0.1.0"
 
 _check_compiled_sources()  # (an edited .py beside its old compiled build: ImportError)
+
+# autoray (quimb's and PennyLane's dispatch) finds fastgrad.numpy's functions for a box
+_backends.add_integration("autoray", _autoray.register)
 
 if _engine._flag("FASTGRAD_DEBUG"):
     set_debug(True)

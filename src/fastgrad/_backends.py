@@ -13,7 +13,9 @@ something (naming the function and the backend, never a silent conversion to Num
 scalars and Python's numbers are there from the start.  Importing fastgrad imports neither
 Dask nor CuPy: a library's backend is made when the library is imported (now or later, see
 ``_ImportWatcher``), and the modules above register its array type with ``ArrayBox`` and
-the vector spaces through ``on_load``, so users register nothing.
+the vector spaces through ``on_load``, so users register nothing.  The same watch tells a
+library that dispatches on array types (autoray) about fastgrad's boxes when it is imported
+(``add_integration``).
 
 This module is a plain helper: it imports only the standard library and NumPy.
 """
@@ -467,6 +469,8 @@ def _make_cupy():
 
 # module whose import makes the library's array type available -> how to make its backend
 _LIBRARIES = {"dask.array": _make_dask, "cupy": _make_cupy}
+_INTEGRATIONS = {}  # module name -> register(module), called once it is imported
+_INTEGRATED = set()
 _listeners = []
 _lock = threading.RLock()
 
@@ -491,7 +495,33 @@ def add_library(module_name, make):
         _library_imported(module_name)
 
 
+def add_integration(module_name, register):
+    """Call ``register(module)`` once the module ``module_name`` is imported (now, if it is):
+    for a library that dispatches on array types and must be told about fastgrad's boxes
+    (autoray)."""
+    with _lock:
+        _INTEGRATIONS[module_name] = register
+    if module_name in sys.modules:
+        _library_imported(module_name)
+
+
+def _integrate(module_name, register):
+    with _lock:
+        if module_name in _INTEGRATED:
+            return
+        try:
+            register(sys.modules[module_name])
+        except Exception as e:  # (an incompatible version must not break the user's import)
+            warnings.warn("fastgrad cannot register with {}: {}".format(module_name, e), RuntimeWarning, stacklevel=2)
+            return
+        _INTEGRATED.add(module_name)
+
+
 def _library_imported(module_name):
+    register = _INTEGRATIONS.get(module_name)
+    if register is not None:
+        _integrate(module_name, register)
+        return
     with _lock:
         make = _LIBRARIES.get(module_name)
         if make is None or any(getattr(b, "_module_name", None) == module_name for b in _LOADED):
@@ -519,14 +549,15 @@ _SEEDED = frozenset(_BY_TYPE)
 
 class _ImportWatcher:
     """A finder on ``sys.meta_path`` that only watches: when a library of ``_LIBRARIES`` is
-    imported, its backend is made right after the module has run.  It finds nothing itself
-    (the other finders find the module), so imports are otherwise unchanged."""
+    imported, its backend is made right after the module has run (for an integration, its
+    ``register`` is called).  It finds nothing itself (the other finders find the module), so
+    imports are otherwise unchanged."""
 
     def __init__(self):
         self._busy = set()
 
     def find_spec(self, name, path=None, target=None):
-        if name not in _LIBRARIES or name in self._busy:
+        if (name not in _LIBRARIES and name not in _INTEGRATIONS) or name in self._busy:
             return None
         try:  # (added inside: a Ctrl-C right after the add must not leave the name busy)
             self._busy.add(name)
