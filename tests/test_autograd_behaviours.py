@@ -2,6 +2,9 @@
 against central differences in both modes and to second order, and against autograd."""
 
 import importlib
+import itertools
+import operator
+import warnings
 
 import numpy as onp
 import pytest
@@ -592,3 +595,58 @@ def test_python_complex_and_a_box_give_numpys_complex(ag, case, value):
     expected = ufunc(value)
     assert type(got) is type(expected)
     assert onp.asarray(got).tobytes() == onp.asarray(expected).tobytes()
+
+
+OPERAND_VALUES = {
+    "int": 3,
+    "float": 1.7,
+    "complex": 0.5 + 1.2j,
+    "bool": True,
+    "float64": onp.float64(-2.3),
+    "float32": onp.float32(0.7),
+    "float16": onp.float16(1.5),
+    "complex128": onp.complex128(1 - 2j),
+    "complex64": onp.complex64(0.3 + 0.1j),
+    "int64": onp.int64(2),
+    "0-d": onp.array(0.9),
+    "float64 array": onp.array([0.4, -1.1, 2.5]),
+    "complex array": onp.array([0.4 + 1j, -1.1, 2.5j]),
+    "float32 array": onp.array([0.4, 1.1], dtype=onp.float32),
+}
+TRACED_VALUES = [k for k in OPERAND_VALUES if k not in ("int", "bool", "int64")]
+BOX_OPERATORS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "**": operator.pow,
+    "%": operator.mod,
+}
+
+
+def _result_or_error(lib, f, value):
+    try:
+        with warnings.catch_warnings(), onp.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            r = lib.make_vjp(f)(value)[1]
+    except Exception as e:
+        return "raises", type(e)
+    return type(r), getattr(r, "dtype", None), onp.asarray(r).tobytes()
+
+
+@pytest.mark.parametrize("symbol", list(BOX_OPERATORS))
+def test_box_operators_give_autograds_values_and_types(ref, symbol):
+    # Every traced value type against every operand type, on either side: the same type,
+    # dtype and bits as autograd's (whose operators all call the ufunc), or the same error.
+    import fastgrad
+
+    op = BOX_OPERATORS[symbol]
+    mismatches = []
+    for traced, other, side in itertools.product(TRACED_VALUES, OPERAND_VALUES, ("left", "right")):
+        o = OPERAND_VALUES[other]
+        f = (lambda x: op(x, o)) if side == "left" else (lambda x: op(o, x))
+        ours = _result_or_error(fastgrad, f, OPERAND_VALUES[traced])
+        theirs = _result_or_error(ref, f, OPERAND_VALUES[traced])
+        if ours != theirs:
+            mismatches.append((traced, symbol, other, side, ours[:2], theirs[:2]))
+    assert mismatches == []
