@@ -80,6 +80,23 @@ def test_autoray_imported_before_fastgrad():
 
 
 @pytest.mark.fastgrad_only
+def test_autoray_sees_autograd_under_install_as_autograd():
+    # (PennyLane's dispatch names the autograd interface from autoray's backend name)
+    code = textwrap.dedent(
+        """
+        import fastgrad
+        fastgrad.install_as_autograd()
+        import autograd, autoray, numpy
+        names = []
+        g = autograd.grad(lambda x: names.append(autoray.infer_backend(x)) or autoray.do("sum", autoray.do("sin", x)))
+        print(names if g(numpy.zeros(2)).tolist() == [1.0, 1.0] else "wrong gradient")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['autograd']"
+
+
+@pytest.mark.fastgrad_only
 def test_an_integration_runs_once_when_its_module_is_imported(tmp_path, monkeypatch):
     from fastgrad import _backends
 
@@ -118,3 +135,22 @@ def test_an_integration_that_fails_warns_and_leaves_the_import_alone(monkeypatch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         __import__(name)
+
+
+@pytest.mark.fastgrad_only
+def test_an_autoray_without_backend_aliases_gets_the_box_class():
+    # (autoray < 0.9 has no register_backend_alias: the class itself is named)
+    from fastgrad import _autoray
+    from fastgrad.numpy.numpy_boxes import ArrayBox
+
+    calls = []
+    old = types.SimpleNamespace(
+        register_backend=lambda cls, name: calls.append(("backend", cls, name)),
+        register_function=lambda backend, name, fn: calls.append(("function", backend, name)),
+    )
+    _autoray.register(old)
+    assert calls == [
+        ("backend", ArrayBox, "fastgrad.numpy"),
+        ("function", "fastgrad.numpy", "linalg.svd"),
+        ("function", "fastgrad.numpy", "complex"),
+    ]
