@@ -138,10 +138,10 @@ def test_an_integration_that_fails_warns_and_leaves_the_import_alone(monkeypatch
 
 
 @pytest.mark.fastgrad_only
-def test_an_autoray_without_backend_aliases_gets_the_box_class():
-    # (autoray < 0.9 has no register_backend_alias: the class itself is named)
+def test_an_autoray_without_backend_aliases_is_left_alone():
+    # (autoray < 0.9 names backends per class only, which would outrank the module name
+    # "autograd" under install_as_autograd(): PennyLane, with autoray 0.8, then failed)
     from fastgrad import _autoray
-    from fastgrad.numpy.numpy_boxes import ArrayBox
 
     calls = []
     old = types.SimpleNamespace(
@@ -149,8 +149,4 @@ def test_an_autoray_without_backend_aliases_gets_the_box_class():
         register_function=lambda backend, name, fn: calls.append(("function", backend, name)),
     )
     _autoray.register(old)
-    assert calls == [
-        ("backend", ArrayBox, "fastgrad.numpy"),
-        ("function", "fastgrad.numpy", "linalg.svd"),
-        ("function", "fastgrad.numpy", "complex"),
-    ]
+    assert calls == []

@@ -26,15 +26,14 @@ def _complex(re, im):
 def register(autoray):
     """Called with the autoray module once it is imported (``_backends.add_integration``)."""
     from .numpy import linalg
-    from .numpy.numpy_boxes import ArrayBox
 
-    # The backend follows the boxes' module name, "autograd" under install_as_autograd()
-    # (autoray's autograd mapping, which PennyLane's dispatch expects); autoray < 0.9 can only
-    # name a class's backend.
+    # The backend follows the boxes' module name: "autograd" under install_as_autograd(),
+    # where autoray's own autograd mapping applies (PennyLane's dispatch relies on it).
+    # autoray < 0.9 has no aliases, only backends named per class, which would outrank the
+    # module name there: it is left as it is.
     backend_alias = getattr(getattr(autoray, "autoray", autoray), "register_backend_alias", None)
-    if backend_alias is not None:
-        backend_alias("fastgrad", "fastgrad.numpy")
-    else:
-        autoray.register_backend(ArrayBox, "fastgrad.numpy")
+    if backend_alias is None:
+        return
+    backend_alias("fastgrad", "fastgrad.numpy")
     autoray.register_function("fastgrad.numpy", "linalg.svd", _reduced_svd(linalg.svd))
     autoray.register_function("fastgrad.numpy", "complex", _complex)
