@@ -46,6 +46,10 @@ def herm_t(m, x):
     return m.conj(m.swapaxes(x, -1, -2))
 
 
+def herm_part(m, x):
+    return (x + herm_t(m, x)) / 2
+
+
 def spd(M, *shape):
     """A well-conditioned Hermitian positive definite matrix (stack)."""
     X = M(*shape)
@@ -154,8 +158,10 @@ L_CASES = [
     Case("matrix_power_3", lambda m, A: m.linalg.matrix_power(A, 3), lambda M: [M(2, 3, 3)]),
     Case("matrix_power_-2", lambda m, A: m.linalg.matrix_power(A, -2), lambda M: [M(3, 3)]),
     Case("matrix_power_1", lambda m, A: m.linalg.matrix_power(A, 1), lambda M: [M(3, 3)]),
-    Case("cholesky", lambda m, A: m.linalg.cholesky(A), lambda M: [spd(M, 2, 3, 3)]),
-    Case("cholesky_upper", lambda m, A: m.linalg.cholesky(A, upper=True), lambda M: [spd(M, 3, 3)]),
+    # cholesky is differentiated as a function of A's Hermitian part (as in autograd): central
+    # differences of that function in any direction (test_cholesky_gradient_is_hermitian)
+    Case("cholesky", lambda m, A: m.linalg.cholesky(herm_part(m, A)), lambda M: [spd(M, 2, 3, 3)], ref=("real",)),
+    Case("cholesky_upper", lambda m, A: m.linalg.cholesky(herm_part(m, A), upper=True), lambda M: [spd(M, 3, 3)]),
     Case(
         "cholesky_of_gram",
         lambda m, X: m.linalg.cholesky(X @ herm_t(m, X) + 3 * onp.eye(3)),
@@ -535,17 +541,38 @@ def test_repeated_eigenvalues_and_singular_values():
     onp.testing.assert_allclose(fastgrad.grad(lambda A: np.linalg.norm(A, "nuc"))(I3), I3)
 
 
-def test_triangle_read_by_eigh_and_cholesky():
-    """eigh / cholesky read one triangle: the gradient is the derivative of what NumPy
-    computes (zero in the unread triangle); with a symmetric parametrisation it agrees
+def test_triangle_read_by_eigh():
+    """eigh reads one triangle: the gradient is the derivative of what NumPy computes (zero
+    in the unread triangle), as in autograd; with a symmetric parametrisation it agrees
     with the symmetric gradient."""
     X = _rs(14).randn(3, 3)
     A = X @ X.T + 3 * onp.eye(3)
-    for f in (
-        lambda A: np.sum(np.linalg.eigh(A)[0] ** 3),
-        lambda A: np.sum(np.linalg.cholesky(A) * onp.arange(9.0).reshape(3, 3)),
-    ):
-        g = fastgrad.grad(f)(A)
-        onp.testing.assert_array_equal(onp.triu(g, 1), 0.0)
-        gu = fastgrad.grad(lambda A: f(A.T))(A)  # reads the other triangle of A
-        onp.testing.assert_array_equal(onp.tril(gu, -1), 0.0)
+    f = lambda A: np.sum(np.linalg.eigh(A)[0] ** 3)
+    g = fastgrad.grad(f)(A)
+    onp.testing.assert_array_equal(onp.triu(g, 1), 0.0)
+    gu = fastgrad.grad(lambda A: f(A.T))(A)  # reads the other triangle of A
+    onp.testing.assert_array_equal(onp.tril(gu, -1), 0.0)
+
+
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_cholesky_gradient_is_hermitian(kind):
+    """cholesky's gradient is that of A's Hermitian part, whichever triangle NumPy reads
+    (as autograd's, JAX's and PyTorch's): Hermitian, so a gradient step keeps A Hermitian."""
+    A = spd(make(kind, 15), 3, 3)
+    W = make(kind, 16)(3, 3)
+    f = lambda A, upper: np.sum(np.real(W * np.linalg.cholesky(A, upper=upper)))
+    g = fastgrad.grad(f)(A, False)
+    onp.testing.assert_array_equal(g, onp.conj(g.T))
+    # the upper factor is the lower one's conjugate transpose: the same gradient, although
+    # NumPy reads the other triangle for it
+    onp.testing.assert_allclose(
+        fastgrad.grad(lambda A: np.sum(np.real(W * np.conj(np.linalg.cholesky(A, upper=True).T))))(A),
+        fastgrad.grad(lambda A: np.sum(np.real(W * np.linalg.cholesky(A))))(A),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    # a directional derivative along a Hermitian direction is what central differences give
+    D = herm_part(onp, make(kind, 17)(3, 3))
+    eps = 1e-6
+    fd = (f(A + eps * D, False) - f(A - eps * D, False)) / (2 * eps)
+    assert onp.real(onp.sum(g * D)) == pytest.approx(fd, rel=1e-7)

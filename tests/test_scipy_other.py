@@ -100,12 +100,32 @@ def test_solve_sylvester():
     check(fla.solve_sylvester, a, b, q)
 
 
+def _symmetric_part(a):
+    return (a + a.T) / 2
+
+
 @pytest.mark.parametrize("lower", [True, False])
 def test_cholesky(lower):
     onp.testing.assert_allclose(fla.cholesky(SPD, lower=lower), sla.cholesky(SPD, lower=lower))
-    check(lambda a: fla.cholesky(a, lower=lower), SPD)
+    # cholesky is differentiated as a function of a's symmetric part: central differences
+    # of that function in any direction
+    check(lambda a: fla.cholesky(_symmetric_part(a), lower=lower), SPD)
     # through a symmetric parametrization, as most code uses it
     check(lambda m: fla.cholesky(fnp.dot(m, m.T) + N * onp.eye(N), lower=lower), M)
+    # the gradient itself is symmetric, the same for either triangle, and numpy's
+    weights = R.randn(N, N)
+    grads = [
+        fastgrad.grad(lambda a: fnp.sum(weights * chol(a)))(SPD)
+        for chol in (
+            lambda a: fla.cholesky(a, lower=lower),
+            lambda a: fla.cholesky(a.T, lower=lower),
+            lambda a: fla.cholesky(a, lower=not lower).T,
+            lambda a: fnp.linalg.cholesky(a, upper=not lower),
+        )
+    ]
+    onp.testing.assert_array_equal(grads[0], grads[0].T)
+    for g in grads[1:]:
+        onp.testing.assert_allclose(g, grads[0], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("lower", [True, False])
@@ -115,7 +135,7 @@ def test_cho_factor_cho_solve(lower, b):
         return fla.cho_solve(fla.cho_factor(a, lower=lower), b)
 
     onp.testing.assert_allclose(f(SPD, b), sla.cho_solve(sla.cho_factor(SPD, lower=lower), b))
-    check(f, SPD, b)
+    check(lambda a, b: f(_symmetric_part(a), b), SPD, b)
     c = sla.cholesky(SPD, lower=lower)
     check(lambda c, b: fla.cho_solve((c, lower), b), c, b)
 

@@ -12,14 +12,16 @@ Conventions
 * Rules compute with fastgrad.numpy primitives (matmul, solve, eigh...), so they are
   differentiable again (second order, forward-over-reverse); shapes, dtypes and masks
   come from plain values.
-* Functions that read one triangle of their argument (eigh, eigvalsh, cholesky, and
-  svd / pinv with ``hermitian=True``) are differentiated as the functions NumPy computes:
-  the Hermitian matrix built from that triangle (``herm_from_triangle``), so the
-  gradient lives in that triangle (the diagonal is real for complex input, since LAPACK
-  ignores the imaginary part of a Hermitian matrix's diagonal).  This is what numerical
-  differences give, and it agrees with autograd's eigh.  (autograd's cholesky returns a
-  symmetrized gradient instead; for any function of a matrix built symmetric, such as
-  ``X @ X.T``, the two give the same result.)
+* Functions that read one triangle of their argument (eigh, eigvalsh, and svd / pinv
+  with ``hermitian=True``) are differentiated as the functions NumPy computes: the
+  Hermitian matrix built from that triangle (``herm_from_triangle``), so the gradient
+  lives in that triangle (the diagonal is real for complex input, since LAPACK ignores the
+  imaginary part of a Hermitian matrix's diagonal).  This is what numerical differences
+  give, and it agrees with autograd's eigh.  cholesky is the exception, as in autograd,
+  JAX and PyTorch: it is differentiated as a function of the Hermitian part
+  ``(A + A^H) / 2``, so its gradient is Hermitian and a gradient step keeps a symmetric
+  matrix symmetric.  For any function of a matrix built Hermitian, such as ``X @ X.T``,
+  the two conventions give the same result.
 
 Degenerate points (documented at each rule): eigenvectors at repeated eigenvalues and
 singular vectors at repeated or zero singular values are not differentiable functions
@@ -450,7 +452,15 @@ def_linear(multi_dot_args)
 
 # ---------------------------------------------------------------------------------------
 # cholesky:  A = L L^H.  With P = L^{-1} dA L^{-H}, dL = L Phi(P), Phi = lower triangle with
-# half the diagonal.  Only the lower (upper=True: upper) triangle of A is read.
+# half the diagonal.  NumPy reads only the lower (upper=True: upper) triangle of A; the
+# rules differentiate the Hermitian part of A instead (module docstring), the same for
+# either triangle.
+
+
+def hermitian_part(x):
+    """``(x + x^H) / 2``: self-adjoint under the pairing above, so one function serves
+    both rules."""
+    return (x + H(x)) * 0.5
 
 
 def _phi(P):
@@ -461,7 +471,7 @@ def _phi(P):
 
 def _cholesky_jvp(g, ans, a, upper=False):
     lower_factor = H(ans) if upper else ans
-    dA = herm_from_triangle(g, not upper)
+    dA = hermitian_part(g)
     Linv = _L["inv"](lower_factor)
     dL = _matmul(lower_factor, _phi(_matmul(Linv, _matmul(dA, H(Linv)))))
     return _cast_like(H(dL) if upper else dL, ans)
@@ -473,7 +483,7 @@ def _cholesky_vjp(g, ans, a, upper=False):
     Linv = _L["inv"](lower_factor)
     C = _phi(_matmul(T(lower_factor), gL))
     cot = _matmul(T(Linv), _matmul(C, _cj(Linv)))
-    return unbroadcast(herm_from_triangle_adjoint(cot, not upper), a)
+    return unbroadcast(hermitian_part(cot), a)
 
 
 # ---------------------------------------------------------------------------------------

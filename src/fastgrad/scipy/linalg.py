@@ -4,10 +4,12 @@ cho_factor/cho_solve, solve, inv, det, expm (and expm_frechet), lu_factor/lu_sol
 
 Rules are written with traced functions (mostly this module's own solvers), so they can be
 differentiated again.  Where SciPy reads only one triangle of a matrix argument
-(``solve_triangular``, ``cholesky``, ``cho_solve``, ``eigh``, ``solve(assume_a='sym'/'pos')``)
-the derivative is the exact derivative of the function SciPy computes: it is zero
-w.r.t. the entries SciPy ignores.  For symmetric perturbations this agrees with the
-symmetrized convention of autograd's numpy.linalg rules.  Real matrices only; the
+(``solve_triangular``, ``cho_solve``, ``eigh``, ``solve(assume_a='sym'/'pos')``) the
+derivative is the exact derivative of the function SciPy computes: it is zero w.r.t. the
+entries SciPy ignores.  ``cholesky`` (and ``cho_factor``) is differentiated as a function
+of the symmetric part ``(a + a.T) / 2``, as numpy.linalg.cholesky is here and in autograd,
+JAX and PyTorch: its gradient is symmetric.  For symmetric perturbations the two
+conventions agree.  Real matrices only; the
 decompositions assume distinct eigenvalues (eigh) and nonsingular matrices.
 """
 
@@ -311,17 +313,23 @@ def _phi(x):
     return x * (_mask(n, "strict_lower") + 0.5 * onp.eye(n))
 
 
+def _symmetric_part(x):
+    """``(x + x.T) / 2``, the matrix cholesky's rules differentiate (see the module
+    docstring); self-adjoint, so it serves both rules."""
+    return (x + T(x)) * 0.5
+
+
 def _chol_vjp(g, ans, a):
     L = ans
     P = _phi(anp.matmul(T(L), g))
     W = solve_triangular(L, P, trans=1, lower=True)  # L^-T P
     Z = T(solve_triangular(L, T(W), trans=1, lower=True))  # L^-T P L^-1
-    return _seen_adjoint(Z, True)
+    return _symmetric_part(Z)
 
 
 def _chol_jvp(t, ans, a):
     L = ans
-    S = _seen(t, True)
+    S = _symmetric_part(t)
     V = solve_triangular(L, S, lower=True)  # L^-1 S
     Y = T(solve_triangular(L, T(V), lower=True))  # L^-1 S L^-T
     return anp.matmul(L, _phi(Y))
@@ -332,8 +340,8 @@ defjvp(_chol_lower, _chol_jvp)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """scipy.linalg.cholesky with gradients (SciPy reads one triangle of ``a``: the
-    derivative w.r.t. the other one is zero)."""
+    """scipy.linalg.cholesky with gradients (SciPy reads one triangle of ``a``; the
+    gradient is that of the symmetric part of ``a``, symmetric, as numpy.linalg.cholesky's)."""
     if not isbox(a):
         return _sla.cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
     if lower:
