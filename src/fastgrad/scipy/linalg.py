@@ -20,6 +20,7 @@ import scipy.linalg as _sla
 
 from ..core import defjvp, defvjp_direct
 from ..numpy import numpy_wrapper as anp
+from ..numpy._linalg_rules import hermitian_part
 from ..tracer import getval, isbox, primitive
 
 _SKIP = frozenset(["test", "LinAlgError", "LinAlgWarning"])
@@ -313,23 +314,17 @@ def _phi(x):
     return x * (_mask(n, "strict_lower") + 0.5 * onp.eye(n))
 
 
-def _symmetric_part(x):
-    """``(x + x.T) / 2``, the matrix cholesky's rules differentiate (see the module
-    docstring); self-adjoint, so it serves both rules."""
-    return (x + T(x)) * 0.5
-
-
 def _chol_vjp(g, ans, a):
     L = ans
     P = _phi(anp.matmul(T(L), g))
     W = solve_triangular(L, P, trans=1, lower=True)  # L^-T P
     Z = T(solve_triangular(L, T(W), trans=1, lower=True))  # L^-T P L^-1
-    return _symmetric_part(Z)
+    return hermitian_part(Z)  # (the symmetric part: see the module docstring)
 
 
 def _chol_jvp(t, ans, a):
     L = ans
-    S = _symmetric_part(t)
+    S = hermitian_part(t)
     V = solve_triangular(L, S, lower=True)  # L^-1 S
     Y = T(solve_triangular(L, T(V), lower=True))  # L^-1 S L^-T
     return anp.matmul(L, _phi(Y))
