@@ -8,7 +8,7 @@
 # for float64 scalars (_scalar_kernels.pxi; the pure engine has none).  _core.pxd is the
 # typed contract: every C field, with what it holds.
 cimport cython
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.ref cimport Py_INCREF, Py_DECREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError, PyDict_DelItem

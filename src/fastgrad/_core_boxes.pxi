@@ -151,9 +151,11 @@ cdef inline bint _fast_operands(object value, object other):
             return False
     elif tv not in _fast_value_types:
         return False
-    to = type(other)
-    for t in _general_other_types:
-        if to is t:
+    # (pointer compares over the tuple's items, without a reference taken per item)
+    cdef PyObject* to = <PyObject*>Py_TYPE(other)
+    cdef Py_ssize_t i
+    for i in range(PyTuple_GET_SIZE(_general_other_types)):
+        if PyTuple_GET_ITEM(_general_other_types, i) == to:
             return False
     return True
 
