@@ -20,6 +20,7 @@ import pytest
 import fastgrad
 import fastgrad.numpy as np
 from fastgrad.test_util import check_grads
+from numpy_versions import has_numpy, needs_numpy
 
 FG_ONLY = pytest.mark.fastgrad_only
 INF = onp.inf
@@ -84,9 +85,10 @@ def pack(m, out):
 
 
 class Case:
-    def __init__(self, name, fun, args, argnum=0, kinds=("real", "complex"), ref=(), rtol=1e-6):
+    def __init__(self, name, fun, args, argnum=0, kinds=("real", "complex"), ref=(), rtol=1e-6, numpy=None):
         self.name, self.fun, self.args, self.argnum = name, fun, args, argnum
         self.kinds, self.ref, self.rtol = kinds, ref, rtol
+        self.numpy = numpy  # the NumPy version the function (or this use of it) needs
 
 
 def _svd_full(m, A):
@@ -148,7 +150,13 @@ L_CASES = [
         argnum=(0, 1),
         ref=("real", "complex"),
     ),
-    Case("solve_broadcast", lambda m, A, b: m.linalg.solve(A, b), lambda M: [M(2, 3, 3), M(3)], argnum=(0, 1)),
+    Case(
+        "solve_broadcast",
+        lambda m, A, b: m.linalg.solve(A, b),
+        lambda M: [M(2, 3, 3), M(3)],
+        argnum=(0, 1),
+        numpy=(2, 0),
+    ),
     Case("solve_broadcast_b", lambda m, A, b: m.linalg.solve(A, b), lambda M: [M(3, 3), M(2, 3, 2)], argnum=(0, 1)),
     Case("pinv_square", lambda m, A: m.linalg.pinv(A), lambda M: [M(3, 3)], ref=("real", "complex")),
     # autograd's pinv gradient is wrong for complex non-square input
@@ -161,7 +169,12 @@ L_CASES = [
     # cholesky is differentiated as a function of A's Hermitian part (as in autograd): central
     # differences of that function in any direction (test_cholesky_gradient_is_hermitian)
     Case("cholesky", lambda m, A: m.linalg.cholesky(herm_part(m, A)), lambda M: [spd(M, 2, 3, 3)], ref=("real",)),
-    Case("cholesky_upper", lambda m, A: m.linalg.cholesky(herm_part(m, A), upper=True), lambda M: [spd(M, 3, 3)]),
+    Case(
+        "cholesky_upper",
+        lambda m, A: m.linalg.cholesky(herm_part(m, A), upper=True),
+        lambda M: [spd(M, 3, 3)],
+        numpy=(2, 0),
+    ),
     Case(
         "cholesky_of_gram",
         lambda m, X: m.linalg.cholesky(X @ herm_t(m, X) + 3 * onp.eye(3)),
@@ -197,7 +210,7 @@ L_CASES = [
         lambda m, A: (m.linalg.svd(A, hermitian=True)[1], absq(m, m.linalg.svd(A, hermitian=True)[0])),
         lambda M: [spd(M, 3, 3) - 4 * onp.eye(3)],
     ),
-    Case("svdvals", lambda m, A: m.linalg.svdvals(A), lambda M: [M(2, 4, 3)]),
+    Case("svdvals", lambda m, A: m.linalg.svdvals(A), lambda M: [M(2, 4, 3)], numpy=(2, 0)),
     Case("qr_tall", lambda m, A: m.linalg.qr(A), lambda M: [M(4, 3)]),
     Case("qr_square_batched", lambda m, A: m.linalg.qr(A), lambda M: [M(2, 3, 3)]),
     Case("qr_wide", lambda m, A: m.linalg.qr(A), lambda M: [M(3, 5)]),
@@ -233,25 +246,35 @@ L_CASES = [
         argnum=(0, 1),
     ),
     # numpy.linalg's array-API names (their own NumPy functions)
-    Case("linalg.matmul", lambda m, a, b: m.linalg.matmul(a, b), lambda M: [M(2, 3, 4), M(4, 2)], argnum=(0, 1)),
+    Case(
+        "linalg.matmul",
+        lambda m, a, b: m.linalg.matmul(a, b),
+        lambda M: [M(2, 3, 4), M(4, 2)],
+        argnum=(0, 1),
+        numpy=(2, 0),
+    ),
     Case(
         "linalg.tensordot",
         lambda m, a, b: m.linalg.tensordot(a, b, axes=1),
         lambda M: [M(2, 3), M(3, 2)],
         argnum=(0, 1),
+        numpy=(2, 0),
     ),
-    Case("linalg.outer", lambda m, a, b: m.linalg.outer(a, b), lambda M: [M(2), M(3)], argnum=(0, 1)),
-    Case("linalg.matrix_transpose", lambda m, a: m.linalg.matrix_transpose(a), lambda M: [M(2, 3, 4)]),
-    Case("linalg.diagonal", lambda m, a: m.linalg.diagonal(a, offset=1), lambda M: [M(2, 3, 4)]),
-    Case("linalg.trace", lambda m, a: m.linalg.trace(a, offset=-1), lambda M: [M(2, 3, 4)]),
-    Case("linalg.vecdot", lambda m, a, b: m.linalg.vecdot(a, b), lambda M: [M(2, 3), M(3)], argnum=(0, 1)),
+    Case("linalg.outer", lambda m, a, b: m.linalg.outer(a, b), lambda M: [M(2), M(3)], argnum=(0, 1), numpy=(2, 0)),
+    Case("linalg.matrix_transpose", lambda m, a: m.linalg.matrix_transpose(a), lambda M: [M(2, 3, 4)], numpy=(2, 0)),
+    Case("linalg.diagonal", lambda m, a: m.linalg.diagonal(a, offset=1), lambda M: [M(2, 3, 4)], numpy=(2, 0)),
+    Case("linalg.trace", lambda m, a: m.linalg.trace(a, offset=-1), lambda M: [M(2, 3, 4)], numpy=(2, 0)),
+    Case(
+        "linalg.vecdot", lambda m, a, b: m.linalg.vecdot(a, b), lambda M: [M(2, 3), M(3)], argnum=(0, 1), numpy=(2, 0)
+    ),
     Case(
         "linalg.vecdot_axis0",
         lambda m, a, b: m.linalg.vecdot(a, b, axis=0),
         lambda M: [M(3, 2), M(3, 2)],
         argnum=(0, 1),
+        numpy=(2, 0),
     ),
-    Case("linalg.cross", lambda m, a, b: m.linalg.cross(a, b), lambda M: [M(2, 3), M(3)], argnum=(0, 1)),
+    Case("linalg.cross", lambda m, a, b: m.linalg.cross(a, b), lambda M: [M(2, 3), M(3)], argnum=(0, 1), numpy=(2, 0)),
 ]
 
 # norms: vector and matrix orders, axis int / pair / None, keepdims
@@ -298,12 +321,25 @@ L_CASES += [
         kinds=("real",),
         ref=("real",),
     ),
-    Case("vector_norm_axes", lambda m, x: m.linalg.vector_norm(x, axis=(0, 2), ord=3), lambda M: [M(2, 3, 4)]),
     Case(
-        "vector_norm_all_keepdims", lambda m, x: m.linalg.vector_norm(x, keepdims=True, ord=INF), lambda M: [M(2, 3, 4)]
+        "vector_norm_axes",
+        lambda m, x: m.linalg.vector_norm(x, axis=(0, 2), ord=3),
+        lambda M: [M(2, 3, 4)],
+        numpy=(2, 0),
     ),
-    Case("matrix_norm_nuc", lambda m, x: m.linalg.matrix_norm(x, ord="nuc"), lambda M: [M(2, 3, 4)]),
-    Case("matrix_norm_keepdims", lambda m, x: m.linalg.matrix_norm(x, keepdims=True, ord=-1), lambda M: [M(2, 3, 4)]),
+    Case(
+        "vector_norm_all_keepdims",
+        lambda m, x: m.linalg.vector_norm(x, keepdims=True, ord=INF),
+        lambda M: [M(2, 3, 4)],
+        numpy=(2, 0),
+    ),
+    Case("matrix_norm_nuc", lambda m, x: m.linalg.matrix_norm(x, ord="nuc"), lambda M: [M(2, 3, 4)], numpy=(2, 0)),
+    Case(
+        "matrix_norm_keepdims",
+        lambda m, x: m.linalg.matrix_norm(x, keepdims=True, ord=-1),
+        lambda M: [M(2, 3, 4)],
+        numpy=(2, 0),
+    ),
 ]
 
 
@@ -313,7 +349,8 @@ def _params(cases, want_ref=False):
         for kind in c.kinds:
             if want_ref and kind not in c.ref:
                 continue
-            out.append(pytest.param(c, kind, id="{}-{}".format(c.name, kind)))
+            marks = [needs_numpy(c.numpy)] if c.numpy else []
+            out.append(pytest.param(c, kind, id="{}-{}".format(c.name, kind), marks=marks))
     return out
 
 
@@ -403,7 +440,12 @@ F32_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(F32_CASES))
+F32_NEEDS = {"svdvals": (2, 0), "vector_norm": (2, 0), "matrix_norm": (2, 0)}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[needs_numpy(F32_NEEDS[n])] if n in F32_NEEDS else []) for n in sorted(F32_CASES)]
+)
 def test_float32_in_float32_out(name):
     f = F32_CASES[name]
     A = _rs(3).randn(3, 3).astype(onp.float32)
@@ -464,6 +506,33 @@ def test_lstsq_result_tuple():
     x, res, rank, s = out[0]
     assert type(rank) is int and rank == onp.linalg.lstsq(A, b)[2]
     onp.testing.assert_allclose(fastgrad.tracer.getval(x), onp.linalg.lstsq(A, b)[0])
+
+
+@pytest.mark.parametrize("rcond", ["default", None, 1e-10, -1])
+def test_lstsq_cutoff_is_numpys(rcond):
+    """rcond as NumPy reads it, traced or not: the default (None since NumPy 2, the old
+    cutoff with a FutureWarning before) or a value, on a matrix whose smallest singular
+    value lies between the two default cutoffs (eps and eps * max(m, n))."""
+    U, V = onp.linalg.qr(_rs(20).randn(3, 3))[0], onp.linalg.qr(_rs(21).randn(3, 3))[0]
+    A, b = (U * [1.0, 0.5, 4e-16]) @ V.T, _rs(22).randn(3)
+    args = (A, b) if rcond == "default" else (A, b, rcond)
+    with warnings.catch_warnings(record=True) as numpy_warned:
+        warnings.simplefilter("always")
+        expected = onp.linalg.lstsq(*args)
+    for lstsq in (np.linalg.lstsq, _traced_lstsq):
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            x, res, rank, s = lstsq(*args)
+        assert [str(w.message) for w in warned] == [str(w.message) for w in numpy_warned]
+        assert rank == expected[2]
+        onp.testing.assert_array_equal(x, expected[0])
+
+
+def _traced_lstsq(A, *rest):
+    """lstsq's values when A is traced."""
+    out = []
+    fastgrad.grad(lambda A: (out.append(np.linalg.lstsq(A, *rest)), np.sum(out[-1][0]))[1])(A)
+    return tuple(fastgrad.tracer.getval(v) for v in out[0])
 
 
 def test_multi_dot_traced_sequences():
@@ -528,13 +597,15 @@ def test_norm_keepdims_gradient_shape(ord):
 
 def test_repeated_eigenvalues_and_singular_values():
     I3 = onp.eye(3)
-    for f in (
+    funs = [
         lambda A: np.sum(np.linalg.eigh(A)[0] ** 2),
         lambda A: np.sum(np.linalg.eigvalsh(A) ** 2),
         lambda A: np.sum(np.linalg.svd(A)[1] ** 2),
         lambda A: np.sum(np.linalg.svd(A, full_matrices=False)[1] ** 2),
-        lambda A: np.sum(np.linalg.svdvals(A) ** 2),
-    ):
+    ]
+    if has_numpy((2, 0)):
+        funs.append(lambda A: np.sum(np.linalg.svdvals(A) ** 2))
+    for f in funs:
         onp.testing.assert_allclose(fastgrad.grad(f)(I3), 2 * I3)
     D = onp.diag([1.0, 1.0, 2.0])
     onp.testing.assert_allclose(fastgrad.grad(lambda A: np.real(np.sum(np.linalg.eig(A)[0] ** 2)))(D), 2 * D)
@@ -560,19 +631,26 @@ def test_cholesky_gradient_is_hermitian(kind):
     (as autograd's, JAX's and PyTorch's): Hermitian, so a gradient step keeps A Hermitian."""
     A = spd(make(kind, 15), 3, 3)
     W = make(kind, 16)(3, 3)
-    f = lambda A, upper: np.sum(np.real(W * np.linalg.cholesky(A, upper=upper)))
-    g = fastgrad.grad(f)(A, False)
+    f = lambda A: np.sum(np.real(W * np.linalg.cholesky(A)))
+    g = fastgrad.grad(f)(A)
     onp.testing.assert_array_equal(g, onp.conj(g.T))
-    # the upper factor is the lower one's conjugate transpose: the same gradient, although
-    # NumPy reads the other triangle for it
+    # a directional derivative along a Hermitian direction is what central differences give
+    D = herm_part(onp, make(kind, 17)(3, 3))
+    eps = 1e-6
+    fd = (f(A + eps * D) - f(A - eps * D)) / (2 * eps)
+    assert onp.real(onp.sum(g * D)) == pytest.approx(fd, rel=1e-7)
+
+
+@needs_numpy((2, 0))
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_the_upper_cholesky_factor_has_the_lower_ones_gradient(kind):
+    """The upper factor is the lower one's conjugate transpose: the same gradient, although
+    NumPy reads the other triangle for it."""
+    A = spd(make(kind, 15), 3, 3)
+    W = make(kind, 16)(3, 3)
     onp.testing.assert_allclose(
         fastgrad.grad(lambda A: np.sum(np.real(W * np.conj(np.linalg.cholesky(A, upper=True).T))))(A),
         fastgrad.grad(lambda A: np.sum(np.real(W * np.linalg.cholesky(A))))(A),
         rtol=1e-12,
         atol=1e-12,
     )
-    # a directional derivative along a Hermitian direction is what central differences give
-    D = herm_part(onp, make(kind, 17)(3, 3))
-    eps = 1e-6
-    fd = (f(A + eps * D, False) - f(A - eps * D, False)) / (2 * eps)
-    assert onp.real(onp.sum(g * D)) == pytest.approx(fd, rel=1e-7)

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import import_target
 from gradcheck import assert_tree_allclose, check_grads
+from numpy_versions import has_numpy
 from traced_peak import peak_traced_bytes
 
 ag = import_target()
@@ -362,6 +363,15 @@ def _buffer_cache_built():
     return ag.__name__ == "fastgrad" and engine.buffer_cache_state.__module__ != "fastgrad._core_gc"
 
 
+def _handler_name():
+    """The name of NumPy's memory handler in use (numpy._core since NumPy 2, numpy.core before)."""
+    if has_numpy((2, 0)):
+        from numpy._core.multiarray import get_handler_name
+    else:
+        from numpy.core.multiarray import get_handler_name
+    return get_handler_name()
+
+
 @pytest.mark.skipif(not _buffer_cache_built(), reason="the buffer cache is C code of fastgrad._core, not built here")
 def test_large_buffers_are_reused_during_a_call_and_none_kept_after_it():
     import threading
@@ -393,7 +403,7 @@ def test_large_buffers_are_reused_during_a_call_and_none_kept_after_it():
     onp.testing.assert_allclose(g, expected, rtol=1e-12)
     installed, users, kept, kept_bytes = seen[0]
     assert installed and users == 1
-    assert onp._core.multiarray.get_handler_name() == "fastgrad_buffer_cache"
+    assert _handler_name() == "fastgrad_buffer_cache"
     installed, users, kept, kept_bytes = at_the_end[0]
     assert users == 1 and kept >= 1 and kept_bytes == kept * x.nbytes  # kept for reuse
     # nothing is carried to the next call: the kept buffers are freed when it returns, so
@@ -406,9 +416,9 @@ def test_large_buffers_are_reused_during_a_call_and_none_kept_after_it():
     names = []
 
     def other():
-        names.append(onp._core.multiarray.get_handler_name())
+        names.append(_handler_name())
         names.append(float(onp.sum(fastgrad.grad(f)(x))))
-        names.append(onp._core.multiarray.get_handler_name())
+        names.append(_handler_name())
 
     t = threading.Thread(target=other)
     t.start()
@@ -458,7 +468,9 @@ def test_a_chain_of_linear_steps_keeps_no_intermediate_array(op):
     one = x0.nbytes
     # 40 steps: keeping each step's input would be 40 arrays; a few are alive at any time
     assert peak < 8 * one, f"{op}: peak {peak / one:.1f} arrays of the input's size"
-    eps = 1e-6
+    # f is affine near x0 (remainder's pieces are 7 apart), so a wide step is exact up to
+    # round-off: a narrow one would cancel most digits of sums of 160000 terms
+    eps = 1e-2
     d = onp.cos(onp.arange(x0.size)).reshape(BIG)
     numeric = (f(x0 + eps * d) - f(x0 - eps * d)) / (2 * eps)
     assert math.isclose(float(onp.sum(g * d)), float(numeric), rel_tol=1e-4)  # (a sum of 160000 terms)

@@ -26,6 +26,7 @@ import pytest
 import fastgrad
 import fastgrad.numpy as fnp
 from fastgrad.test_util import check_grads
+from numpy_versions import needs_numpy
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -58,11 +59,13 @@ class Case:
 
     ref: compare with autograd (False: autograd raises or is wrong, the reason is given
     where the case is made); ref_jvp: autograd also has a JVP for it; order: of
-    check_grads; tol: extra keyword arguments for the comparisons with autograd."""
+    check_grads; tol: extra keyword arguments for the comparisons with autograd; numpy: the
+    NumPy version the function needs (older NumPy skips the case)."""
 
-    def __init__(self, name, fun, *args, argnums=(0,), order=2, ref=True, ref_jvp=True, rtol=1e-10):
+    def __init__(self, name, fun, *args, argnums=(0,), order=2, ref=True, ref_jvp=True, rtol=1e-10, numpy=None):
         self.name, self.fun, self.args, self.argnums = name, fun, args, tuple(argnums)
         self.order, self.ref, self.ref_jvp, self.rtol = order, ref, ref_jvp, rtol
+        self.numpy = numpy
 
     def bind(self, np):
         f = functools.partial(self.fun, np)
@@ -70,7 +73,7 @@ class Case:
         return f
 
     def param(self):
-        return pytest.param(self, id=self.name)
+        return pytest.param(self, id=self.name, marks=[needs_numpy(self.numpy)] if self.numpy else [])
 
 
 def copy_args(args):

@@ -95,6 +95,8 @@ cdef class Primitive:
             setattr(self, name, value)
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(self, attr, getattr(fun, attr, None))
+        if self.__qualname__ is None:  # (NumPy 1's ufuncs have no __qualname__)
+            self.__qualname__ = self.__name__
         self.__wrapped__ = fun
 
     def __call__(self, *args, **kwargs):

@@ -65,6 +65,8 @@ class Primitive:
         self.__dict__.update(getattr(fun, "__dict__", {}))
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(self, attr, getattr(fun, attr, None))
+        if self.__qualname__ is None:  # (NumPy 1's ufuncs have no __qualname__)
+            self.__qualname__ = self.__name__
         self.__wrapped__ = fun
 
     def __call__(self, *args, **kwargs):

@@ -18,6 +18,8 @@ import types
 
 import numpy as onp
 
+from numpy_versions import has_numpy
+
 
 class BackendCase:
     """One case: ``fun(np, *args)`` differentiated w.r.t. ``argnums``."""
@@ -56,9 +58,15 @@ def _jvps_cases():
         yield BackendCase("jvps:" + c.name, c.fun, c.args, c.argnums)
 
 
+NEED_NEWER_NUMPY = set()  # the ids of the cases left out for the installed NumPy
+
+
 def _linalg_cases():
     mod = importlib.import_module("test_linalg")
     for c in mod.L_CASES:
+        if not has_numpy(c.numpy):  # (test_linalg reports them as skipped)
+            NEED_NEWER_NUMPY.update("linalg:%s-%s" % (c.name, kind) for kind in c.kinds)
+            continue
         for kind in c.kinds:
             fun = (lambda c: lambda np, *a: mod.pack(np, c.fun(np, *a)))(c)
             yield BackendCase("linalg:%s-%s" % (c.name, kind), fun, mod._args(c, kind), c.argnum)

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy
 import pytest
 
+from numpy_versions import needs_numpy
+
 pytestmark = pytest.mark.fastgrad_only  # fastgrad's own stubs
 
 HERE = Path(__file__).resolve().parent
@@ -88,12 +90,17 @@ NOT_IN_FASTGRAD_NUMPY = {"s_", "index_exp", "mgrid", "ogrid", "char", "core", "c
 NOT_IN_FASTGRAD_NUMPY |= {"ma", "polynomial", "rec", "strings", "test", "__array_namespace_info__"}
 
 
+STUBS_NUMPY = needs_numpy((2, 0))  # the stubs describe fastgrad.numpy over NumPy 2's namespace
+
+
+@STUBS_NUMPY
 def test_numpy_stub_claims_only_what_fastgrad_numpy_has():
     import fastgrad.numpy as fnp
 
     tree = _stub(fnp)
     header = Path(fnp.__file__).with_suffix(".pyi").read_text(encoding="utf-8")
-    missing = {n for n in numpy.__all__ if not hasattr(fnp, n)}
+    # (private names are not mirrored: NumPy 2.0 lists _get_promotion_state... in __all__)
+    missing = {n for n in numpy.__all__ if not hasattr(fnp, n) and not (n.startswith("_") and not n.startswith("__"))}
     assert missing <= NOT_IN_FASTGRAD_NUMPY, sorted(missing - NOT_IN_FASTGRAD_NUMPY)
     for name in sorted(missing - {"__array_namespace_info__"}):
         assert f" {name}" in header, f"the header of fastgrad/numpy/__init__.pyi does not name {name}"
@@ -106,6 +113,7 @@ def test_numpy_stub_claims_only_what_fastgrad_numpy_has():
             assert [a.arg for a in node.args.args] == list(runtime), node.name
 
 
+@STUBS_NUMPY
 def test_linalg_and_fft_stubs_claim_numpys_names_and_fastgrads_helpers():
     import numpy.fft
     import numpy.linalg

@@ -39,7 +39,6 @@ _getitem, _concat, _convolve = anp.getitem, anp.concatenate_args, anp.convolve
 # ---- trapezoid: linear in y (x, dx fixed); in x and dx through the re-implementation ----
 
 
-@def_from_impl(anp.trapezoid, argnums=(0, 1, 2), forward=["same", FROM_IMPL, FROM_IMPL])
 def _trapezoid_impl(y, x=None, dx=1.0, axis=-1):
     nd = ndim_of(y)
     ax = axis % nd
@@ -53,6 +52,11 @@ def _trapezoid_impl(y, x=None, dx=1.0, axis=-1):
     upper = _getitem(y, along(ax, slice(1, None), nd))
     lower = _getitem(y, along(ax, slice(None, -1), nd))
     return _sum(d * (upper + lower) / 2.0, axis=axis)
+
+
+for _name in ("trapezoid", "trapz"):  # (trapezoid: NumPy >= 2.0; trapz: before 2.4)
+    if hasattr(anp, _name):
+        def_from_impl(getattr(anp, _name), argnums=(0, 1, 2), forward=["same", FROM_IMPL, FROM_IMPL])(_trapezoid_impl)
 
 
 # ---- diff, gradient -------------------------------------------------------------------

@@ -104,6 +104,8 @@ def _partition_jvp(t, ans, x, kth, axis=-1, *args, **kwargs):
 
 
 def_rules(anp.sort, [_sort_vjp], [_sort_jvp])
+if hasattr(anp, "msort"):  # NumPy 1: sort along the first axis
+    def_rules(anp.msort, [lambda g, ans, x: _sort_vjp(g, ans, x, 0)], [lambda t, ans, x: _sort_jvp(t, ans, x, 0)])
 def_rules(anp.partition, [_partition_vjp, None], [_partition_jvp, None])
 
 
@@ -318,5 +320,6 @@ def _unique_jvp(g, ans, x, *args, axis=None, **kwargs):
     return make_sequence(t, fit(tv, values), *rest)
 
 
-for _f in (anp.unique, anp.unique_values, anp.unique_all, anp.unique_counts, anp.unique_inverse):
-    def_rules(_f, [_unique_vjp], [_unique_jvp])
+for _name in ("unique", "unique_values", "unique_all", "unique_counts", "unique_inverse"):
+    if hasattr(anp, _name):  # (all but unique: NumPy >= 2.0)
+        def_rules(getattr(anp, _name), [_unique_vjp], [_unique_jvp])

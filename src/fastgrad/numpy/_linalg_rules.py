@@ -32,6 +32,7 @@ individual degenerate vectors are then not meaningful.
 """
 
 import functools
+import inspect
 import math
 
 import numpy as onp
@@ -886,9 +887,14 @@ def _qr_vjp(g, ans, a, *args, **kwargs):
 # rank); d residuals = 2 Re(conj(r) (db - dA x)) summed over rows (A^H r = 0).
 
 
-def _lstsq_raw(a, b, rcond=None):
-    # rcond only when given: it is NumPy's default, and Dask's lstsq has no such argument
-    x, res, rank, s = onp.linalg.lstsq(a, b) if rcond is None else onp.linalg.lstsq(a, b, rcond)
+# NumPy's default rcond: None (a cutoff of eps * max(m, n)); NumPy 1's is "warn" (eps, with a
+# FutureWarning), and an explicit None gives the new cutoff there too
+RCOND_DEFAULT = inspect.signature(onp.linalg.lstsq).parameters["rcond"].default
+
+
+def _lstsq_raw(a, b, rcond=RCOND_DEFAULT):
+    # rcond only when given: Dask's lstsq has no such argument
+    x, res, rank, s = onp.linalg.lstsq(a, b) if rcond is RCOND_DEFAULT else onp.linalg.lstsq(a, b, rcond)
     # (the rank as a float, so that the result's parts are arrays; another library's rank
     # stays there: reading it would wait for the device or compute)
     return (x, res, rank if _backends.is_foreign(x) else onp.float64(rank), s)
@@ -903,7 +909,7 @@ def _lstsq_pinv(a, rcond):
     eps = onp.finfo(dtype).eps
     if rcond is None:
         rc = eps * max(shape[-2:])
-    elif rcond < 0:
+    elif isinstance(rcond, str) or rcond < 0:  # (NumPy 1's "warn": the old cutoff)
         rc = eps
     else:
         rc = rcond
@@ -925,7 +931,7 @@ def _zeros_of(v):
     return zeros_on(v, shape, dtype)
 
 
-def _lstsq_jvp_a(g, ans, a, b, rcond=None):
+def _lstsq_jvp_a(g, ans, a, b, rcond=RCOND_DEFAULT):
     # dx = -X dA x + X X^H dA^H r + (I - X A) dA^H X^H x   (X = A^+, r = b - A x)
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     XH, gH = H(X), H(g)
@@ -944,7 +950,7 @@ def _lstsq_jvp_a(g, ans, a, b, rcond=None):
     )
 
 
-def _lstsq_jvp_b(g, ans, a, b, rcond=None):
+def _lstsq_jvp_b(g, ans, a, b, rcond=RCOND_DEFAULT):
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     g2 = _col(g) if vec else g
     dx = _matmul(X, g2)
@@ -956,7 +962,7 @@ def _lstsq_jvp_b(g, ans, a, b, rcond=None):
     )
 
 
-def _lstsq_vjp_a(g, ans, a, b, rcond=None):
+def _lstsq_vjp_a(g, ans, a, b, rcond=RCOND_DEFAULT):
     gx, gres, gs = _part(g, 0), _part(g, 1), _part(g, 3)
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     cot = None
@@ -978,7 +984,7 @@ def _lstsq_vjp_a(g, ans, a, b, rcond=None):
     return None if cot is None else unbroadcast(cot, a)
 
 
-def _lstsq_vjp_b(g, ans, a, b, rcond=None):
+def _lstsq_vjp_b(g, ans, a, b, rcond=RCOND_DEFAULT):
     gx, gres = _part(g, 0), _part(g, 1)
     X, vec, x2, r = _lstsq_pieces(ans, a, b, rcond)
     cot = None
@@ -1188,6 +1194,8 @@ def _cond_weight(x, ans, p):
 
 
 def _cond_vjp(g, ans, x, p=None):
+    if is_complex(g):  # (NumPy 1 returns cond of a complex matrix as a complex with no imaginary part)
+        g = _real(g)
     return unbroadcast(_expand2(g) * _cond_weight(x, ans, p), x)
 
 
@@ -1315,17 +1323,18 @@ def register(ns):
     def_rules(ns["eig"], [_eig_vjp], [_eig_jvp])
     def_rules(ns["eigvals"], [_eigvals_vjp], [_eigvals_jvp])
     def_rules(ns["svd"], [_svd_vjp], [_svd_jvp])
-    def_rules(ns["svdvals"], [_svdvals_vjp], [_svdvals_jvp])
     def_rules(ns["qr"], [_qr_vjp], [_qr_jvp])
     def_rules(lstsq_parts, [_lstsq_vjp_a, _lstsq_vjp_b], [_lstsq_jvp_a, _lstsq_jvp_b])
     def_rules(ns["norm"], [_norm_vjp], [_norm_jvp])
-    def_rules(ns["vector_norm"], [_vector_norm_vjp], [_vector_norm_jvp])
-    def_rules(ns["matrix_norm"], [_matrix_norm_vjp], [_matrix_norm_jvp])
-
     def_rules(ns["cond"], [_cond_vjp], [_cond_jvp])
     def_rules(ns["tensorinv"], [_tensorinv_vjp], [_tensorinv_jvp])
     def_rules(ns["tensorsolve"], [_tensorsolve_vjp_a, _tensorsolve_vjp_b], [_tensorsolve_jvp_a, _tensorsolve_jvp_b])
 
+    if "svdvals" not in ns:  # the array-API names below: NumPy >= 2.0
+        return
+    def_rules(ns["svdvals"], [_svdvals_vjp], [_svdvals_jvp])
+    def_rules(ns["vector_norm"], [_vector_norm_vjp], [_vector_norm_jvp])
+    def_rules(ns["matrix_norm"], [_matrix_norm_vjp], [_matrix_norm_jvp])
     # numpy.linalg's own versions of main-namespace functions (distinct NumPy objects)
     def_rules(ns["matmul"], MATMUL_VJPS, LINEAR)
     def_rules(ns["tensordot"], TENSORDOT_VJPS, LINEAR)

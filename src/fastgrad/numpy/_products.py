@@ -224,7 +224,8 @@ def _vecdot_vjp_x2(g, ans, x1, x2, *args, **kwargs):
     return unbroadcast(g * (_conj(x1) if is_complex(x1) else x1), x2)
 
 
-def_rules(anp.vecdot, [_vecdot_vjp_x1, _vecdot_vjp_x2], LINEAR)
+if hasattr(anp, "vecdot"):  # NumPy >= 2.0
+    def_rules(anp.vecdot, [_vecdot_vjp_x1, _vecdot_vjp_x2], LINEAR)
 
 
 def _plain_gufunc(name, kwargs):
@@ -243,7 +244,8 @@ def _matvec_vjp_x2(g, ans, x1, x2, *args, **kwargs):
     return unbroadcast(_squeeze(_matmul(_expand_dims(g, -2), x1), -2), x2)
 
 
-def_rules(anp.matvec, [_matvec_vjp_x1, _matvec_vjp_x2], LINEAR)
+if hasattr(anp, "matvec"):  # NumPy >= 2.2
+    def_rules(anp.matvec, [_matvec_vjp_x1, _matvec_vjp_x2], LINEAR)
 
 
 def _vecmat_vjp_x1(g, ans, x1, x2, *args, **kwargs):  # conj(x1) (..., n) @ x2 (..., n, m)
@@ -260,7 +262,8 @@ def _vecmat_vjp_x2(g, ans, x1, x2, *args, **kwargs):
     return unbroadcast(_expand_dims(c1, -1) * _expand_dims(g, -2), x2)
 
 
-def_rules(anp.vecmat, [_vecmat_vjp_x1, _vecmat_vjp_x2], LINEAR)
+if hasattr(anp, "vecmat"):  # NumPy >= 2.2
+    def_rules(anp.vecmat, [_vecmat_vjp_x1, _vecmat_vjp_x2], LINEAR)
 
 
 # ---- einsum -------------------------------------------------------------------------

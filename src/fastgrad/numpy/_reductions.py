@@ -166,6 +166,8 @@ def _prod_jvp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initia
 
 
 def_rules(anp.prod, [_prod_vjp], [_prod_jvp])
+if hasattr(anp, "product"):  # NumPy 1's alias
+    def_rules(anp.product, [_prod_vjp], [_prod_jvp])
 
 
 def _maxmin_weights(x, ans, axis, keepdims, where=True):
@@ -340,7 +342,8 @@ def _cumulative_sum_vjp(g, ans, x, *, axis=None, dtype=None, out=None, include_i
     return unbroadcast(_rev_cumsum(g, ax), x)
 
 
-def_rules(anp.cumulative_sum, [_cumulative_sum_vjp], ["same"])
+if hasattr(anp, "cumulative_sum"):  # NumPy >= 2.1
+    def_rules(anp.cumulative_sum, [_cumulative_sum_vjp], ["same"])
 
 
 def _slices_along(a, axis):
@@ -420,7 +423,10 @@ def _cumulative_prod_jvp(g, ans, x, *, axis=None, dtype=None, out=None, include_
 
 
 def_rules(anp.cumprod, [_cumprod_vjp], [_cumprod_jvp])
-def_rules(anp.cumulative_prod, [_cumulative_prod_vjp], [_cumulative_prod_jvp])
+if hasattr(anp, "cumproduct"):  # NumPy 1's alias
+    def_rules(anp.cumproduct, [_cumprod_vjp], [_cumprod_jvp])
+if hasattr(anp, "cumulative_prod"):  # NumPy >= 2.1
+    def_rules(anp.cumulative_prod, [_cumulative_prod_vjp], [_cumulative_prod_jvp])
 
 
 # ---- NaN-ignoring reductions --------------------------------------------------------

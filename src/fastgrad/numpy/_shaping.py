@@ -153,12 +153,15 @@ def _rollaxis_vjp(g, ans, x, axis, start=0):
 
 
 def_rules(anp.transpose, [_transpose_vjp], ["same"])  # (permute_dims is the same function)
+if hasattr(anp, "fastCopyAndTranspose"):  # NumPy 1
+    def_rules(anp.fastCopyAndTranspose, [lambda g, ans, x: _transpose_vjp(g, ans, x)], ["same"])
 def_rules(anp.rollaxis, [_rollaxis_vjp], ["same"])
 def_rules(anp.swapaxes, [lambda g, ans, x, axis1, axis2: unbroadcast(_swapaxes(g, axis1, axis2), x)], ["same"])
 def_rules(
     anp.moveaxis, [lambda g, ans, x, source, destination: unbroadcast(_moveaxis(g, destination, source), x)], ["same"]
 )
-def_rules(anp.matrix_transpose, [lambda g, ans, x: unbroadcast(_swapaxes(g, -1, -2), x)], ["same"])
+if hasattr(anp, "matrix_transpose"):  # NumPy >= 2.0
+    def_rules(anp.matrix_transpose, [lambda g, ans, x: unbroadcast(_swapaxes(g, -1, -2), x)], ["same"])
 def_rules(anp.broadcast_to, [lambda g, ans, x, shape, subok=False: unbroadcast(g, x)], ["same"])
 def_rules(anp.flip, [lambda g, ans, x, axis=None: unbroadcast(_flip(g, axis), x)], ["same"])
 def_rules(anp.flipud, [lambda g, ans, x: unbroadcast(anp.flipud(g), x)], ["same"])
@@ -189,7 +192,6 @@ def _conversion_vjp(g, ans, x, *args, **kwargs):
 for _f in (
     anp.copy,
     anp.astype_method,
-    anp.astype,
     anp.ascontiguousarray,
     anp.asfortranarray,
     anp.asanyarray,
@@ -197,6 +199,9 @@ for _f in (
     anp.require,
 ):
     def_rules(_f, [_conversion_vjp], ["same"])
+for _name in ("astype", "asfarray"):  # (astype: NumPy >= 2.0; asfarray: NumPy 1)
+    if hasattr(anp, _name):
+        def_rules(getattr(anp, _name), [_conversion_vjp], ["same"])
 
 
 # ---- diagonals, triangles, tiles -------------------------------------------------------
@@ -403,7 +408,8 @@ def _unstack_vjp(g, ans, x, *, axis=0):
     return unbroadcast(anp.stack([g[i] for i in range(len(ans))], axis=axis), x)
 
 
-def_rules(anp.unstack, [_unstack_vjp], ["same"])
+if hasattr(anp, "unstack"):  # NumPy >= 2.1
+    def_rules(anp.unstack, [_unstack_vjp], ["same"])
 
 
 # ---- full, linspace, logspace ------------------------------------------------------------

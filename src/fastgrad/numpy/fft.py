@@ -6,6 +6,8 @@ ifftshift, with their ``n``/``s``, ``axis``/``axes`` and ``norm`` arguments (see
 ``_fft_rules``).  fftfreq and rfftfreq are constants.
 """
 
+import types as _types
+
 import numpy.fft as _npfft
 
 from . import numpy_wrapper as _w
@@ -20,6 +22,8 @@ def _build():
         if name.startswith("_") or name == "test":
             continue
         obj = getattr(_npfft, name)
+        if isinstance(obj, _types.ModuleType):  # (NumPy < 2.1's deprecated numpy.fft.helper)
+            continue
         ns[name] = _w.notrace_primitive(obj) if name in _NOTRACE else _w.wrap_numpy_object(name, obj)
     return ns
 

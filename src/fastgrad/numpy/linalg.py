@@ -15,6 +15,8 @@ work on traced results.  ``lstsq`` returns a plain tuple ``(x, residuals, rank, 
 ``rank`` is an int.  ``T`` and ``_dot`` are helpers for writing rules.
 """
 
+import types as _types
+
 import numpy.linalg as _npla
 
 from .. import _backends
@@ -32,6 +34,8 @@ def _build():
         if name.startswith("_") or name == "test" or name in _CUSTOM:
             continue
         obj = getattr(_npla, name)
+        if isinstance(obj, _types.ModuleType):  # (NumPy < 2.1's deprecated numpy.linalg.linalg)
+            continue
         if name in _NOTRACE:
             obj = _w.notrace_primitive(obj)
             ns[name] = obj
@@ -51,9 +55,9 @@ def _foreign_sequence(arrays):
     return isinstance(arrays, (list, tuple)) and any(_backends.is_foreign(a) for a in arrays)
 
 
-def lstsq(a, b, rcond=None):
+def lstsq(a, b, rcond=_linalg_rules.RCOND_DEFAULT):
     if not (isinstance(a, _Box) or isinstance(b, _Box) or _backends.is_foreign(a) or _backends.is_foreign(b)):
-        return _npla.lstsq(a, b) if rcond is None else _npla.lstsq(a, b, rcond)
+        return _npla.lstsq(a, b) if rcond is _linalg_rules.RCOND_DEFAULT else _npla.lstsq(a, b, rcond)
     parts = _linalg_rules.lstsq_parts(a, b, rcond)
     x, residuals, rank, s = parts
     rank = _getval(rank)

@@ -71,6 +71,13 @@ NOTRACE_NAMES = frozenset(
     save savez savez_compressed savetxt load loadtxt genfromtxt fromfile frombuffer
     fromstring fromregex einsum_path nested_iters
 """.split()
+) | frozenset(  # NumPy 1's (removed in NumPy 2)
+    """
+    alltrue sometrue round_ in1d byte_bounds compare_chararrays find_common_type get_array_wrap
+    issctype issubclass_ issubsctype maximum_sctype obj2sctype sctype2char safe_eval
+    geterrobj seterrobj set_numeric_ops set_string_function add_docstring add_newdoc add_newdoc_ufunc
+    deprecate deprecate_with_doc disp lookfor source who recfromcsv recfromtxt
+""".split()
 )
 
 # Functions that write into an argument: they cannot be traced.
@@ -667,7 +674,9 @@ def column_stack(tup):
     return concatenate_args(*[_as_column(e) for e in _join_items(tup)], axis=1)
 
 
-if hasattr(_np, "row_stack"):
+# NumPy 2 deprecates row_stack as a function of its own; before, it is vstack itself
+_ROW_STACK_DEPRECATED = getattr(_np, "row_stack", _np.vstack) is not _np.vstack
+if _ROW_STACK_DEPRECATED:
 
     def row_stack(tup, **kwargs):
         tup = _sequence(tup)
@@ -893,7 +902,7 @@ _SPECIAL = {
     _np.block: block,
     _np.apply_along_axis: apply_along_axis,
 }
-if hasattr(_np, "row_stack"):
+if _ROW_STACK_DEPRECATED:
     _SPECIAL[_np.row_stack] = row_stack
 for _npf, _f in _SPECIAL.items():
     _rename(_f, _npf)
@@ -949,7 +958,8 @@ def wrap_numpy_object(name, obj):
 
 
 def _public_numpy_names():
-    for name in dir(_np):
+    # (NumPy 1's dir() leaves out some of __all__: AxisError, ComplexWarning...)
+    for name in sorted(set(dir(_np)) | set(getattr(_np, "__all__", ()))):
         if name in _SKIPPED_NAMES or name in ("mgrid", "ogrid", "s_", "index_exp"):
             continue
         if name.startswith("_") and name not in ("__version__", "__array_api_version__"):
