@@ -105,3 +105,22 @@ def test_trace_stack_opens_a_trace_of_ones_own():
 
     onp.testing.assert_allclose([float(out[0].strip("[,")), float(out[1].strip("],"))], 3.0 * onp.cos([1.0, 2.0]))
     assert out[2] == "True"
+
+
+@pytest.mark.fastgrad_only
+@pytest.mark.parametrize("sub", ["", "linalg", "fft", "random"])
+def test_numpy_namespaces_have_every_numpy_name_autograds_have(ref, sub):
+    """autograd.numpy mirrors NumPy's names of the installed version (under NumPy 1 too,
+    whose dir() leaves AxisError, ComplexWarning... out): so does fastgrad.numpy."""
+    import importlib
+
+    import numpy
+
+    suffix = "." + sub if sub else ""
+    theirs = importlib.import_module("autograd.numpy" + suffix)
+    ours = importlib.import_module("fastgrad.numpy" + suffix)
+    numpys = importlib.import_module("numpy" + suffix)
+    missing = [
+        n for n in dir(theirs) if not n.startswith("_") and n != "test" and hasattr(numpys, n) and not hasattr(ours, n)
+    ]
+    assert not missing, (numpy.__version__, sub, missing)

@@ -18,4 +18,6 @@ from numpy.random import (
     Generator,
     SeedSequence,
     BitGenerator,
+    get_bit_generator,  # (not in numpy.random.__all__: the star import leaves them out)
+    set_bit_generator,
 )
