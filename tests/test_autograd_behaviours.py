@@ -650,3 +650,30 @@ def test_box_operators_give_autograds_values_and_types(ref, symbol):
         if ours != theirs:
             mismatches.append((traced, symbol, other, side, ours[:2], theirs[:2]))
     assert mismatches == []
+
+
+# An integer or boolean array output (of an integer input, or a cast) is differentiated as in
+# autograd: jacobian and elementwise_grad give autograd's values, as float64 (an integer
+# input's gradient is float64 in fastgrad; autograd keeps the output's integer dtype).
+INTEGER_OUTPUTS = {
+    "identity": (lambda np, x: x, onp.arange(3)),
+    "scaled": (lambda np, x: x * 2, onp.arange(3)),
+    "joined": (lambda np, x: np.concatenate([x, x[::-1]]), onp.arange(3)),
+    "bool-identity": (lambda np, x: x, onp.array([True, False])),
+    "cast": (lambda np, x: x.astype(int), onp.linspace(0.5, 2.5, 3)),
+    "comparison": (lambda np, x: x > 1.0, onp.linspace(0.5, 2.5, 3)),
+    "constant": (lambda np, x: onp.arange(2), onp.linspace(0.5, 2.5, 3)),
+}
+
+
+@pytest.mark.parametrize("op", ["jacobian", "elementwise_grad"])
+@pytest.mark.parametrize("name", list(INTEGER_OUTPUTS))
+def test_integer_array_outputs_are_differentiated_as_in_autograd(ag, np, ref, op, name):
+    f, x = INTEGER_OUTPUTS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (the constant: "Output seems independent of input.")
+        got = getattr(ag, op)(lambda x: f(np, x))(x)
+        expected = getattr(ref, op)(lambda x: f(ref.np, x))(x)
+    onp.testing.assert_array_equal(got, expected)
+    if ag.__name__ == "fastgrad":
+        assert got.dtype == onp.float64

@@ -535,6 +535,22 @@ def _traced_lstsq(A, *rest):
     return tuple(fastgrad.tracer.getval(v) for v in out[0])
 
 
+def test_solve_reads_b_as_numpy_does():
+    """b with one axis less than a: a stack of vectors under NumPy 1 (paragami relies on it),
+    a matrix since NumPy 2, where these shapes do not fit."""
+    A = _rs(23).randn(5, 4, 4) + 5 * onp.eye(4)
+    B = _rs(24).randn(5, 4)
+    if has_numpy((2, 0)):
+        with pytest.raises(ValueError) as numpys:
+            onp.linalg.solve(A, B)
+        with pytest.raises(ValueError) as ours:
+            fastgrad.grad(lambda A: np.sum(np.linalg.solve(A, B)))(A)
+        assert str(ours.value) == str(numpys.value)
+    else:
+        onp.testing.assert_array_equal(np.linalg.solve(A, B), onp.linalg.solve(A, B))
+        check_grads(lambda A, B: np.linalg.solve(A, B), modes=["rev", "fwd"], order=2)(A, B)
+
+
 def test_multi_dot_traced_sequences():
     a, b, c = _rs(8).randn(2, 3), _rs(9).randn(3, 3), _rs(10).randn(3, 2)
     f1 = lambda a: np.linalg.multi_dot([a, b, c])

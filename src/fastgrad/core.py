@@ -137,12 +137,15 @@ def _dtype_note(x):
     return " with dtype {}".format(x.dtype) if hasattr(x, "dtype") else ""
 
 
-def check_output_space(op, ans):
+def check_output_space(op, ans, integer_arrays=False):
     """The vector space of a differentiated function's output, or a TypeError that names
-    the returned type when it is not a float or complex value."""
+    the returned type when it is not a float or complex value.  ``integer_arrays``: an
+    integer or boolean array is differentiated too, as autograd's jacobian and
+    elementwise_grad do (its space is float64's, as an integer input's is)."""
     value = getval(ans)
     kind = getattr(getattr(value, "dtype", None), "kind", None)
-    if kind is not None and kind not in ("f", "c") and not _opaque_objects(value):
+    integer_array = integer_arrays and kind in ("i", "u", "b") and type(value) is ndarray
+    if kind is not None and kind not in ("f", "c") and not integer_array and not _opaque_objects(value):
         raise TypeError(
             "{} requires the function to return a float or a float array, but it "
             "returned a value of type {} with dtype {}".format(op, type(value), value.dtype)

@@ -215,7 +215,7 @@ def elementwise_grad(fun: Callable[..., Any], x: Any) -> Any:
     """
     with gc_paused():
         vjp, ans = _trace_vjp(_traced_output(fun), x, consume=True)
-        vs = _output_space("elementwise_grad", ans)
+        vs = _output_space("elementwise_grad", ans, integer_arrays=True)
         if vs.iscomplex:
             raise TypeError("Elementwise_grad only applies to real-output functions.")
         return vjp(vs.ones())
@@ -377,7 +377,7 @@ def jacobian(fun: Callable[..., Any], x: Any) -> Any:
     """
     with gc_paused():
         vjp, ans = _trace_vjp(_traced_output(fun), x, consume=False)
-        ans_vs = _output_space("jacobian", ans)
+        ans_vs = _output_space("jacobian", ans, integer_arrays=True)
         if ans_vs.iscomplex:
             if ans_vs.size:  # (one backward pass first: an error of a rule in it comes first, as in autograd)
                 vjp(next(iter(ans_vs.standard_basis())))

@@ -266,13 +266,16 @@ def _inv_jvp(g, ans, a):
     return -_matmul(ans, _matmul(g, ans))
 
 
-def _b_is_vector(b):
-    # numpy >= 2: b is a (stack of) matrix unless it is exactly 1-D
-    return ndim_of(b) == 1
+# solve's b is a vector: since NumPy 2 when it is 1-D, before when it has one axis less than a
+_SOLVE_B_1D = int(onp.__version__.split(".")[0]) >= 2
+
+
+def _b_is_vector(a, b):
+    return ndim_of(b) == 1 if _SOLVE_B_1D else ndim_of(b) == ndim_of(a) - 1
 
 
 def _solve_vjp_a(g, ans, a, b):
-    if _b_is_vector(b):
+    if _b_is_vector(a, b):
         gb = _solve_T(a, _col(g))
         return unbroadcast(-gb * _row(ans), a)
     gb = _solve_T(a, g)
@@ -280,19 +283,19 @@ def _solve_vjp_a(g, ans, a, b):
 
 
 def _solve_vjp_b(g, ans, a, b):
-    if _b_is_vector(b):
+    if _b_is_vector(a, b):
         return unbroadcast(_solve_T(a, _col(g))[..., 0], b)
     return unbroadcast(_solve_T(a, g), b)
 
 
 def _solve_jvp_a(g, ans, a, b):
-    if _b_is_vector(b):
+    if _b_is_vector(a, b):
         return -_L["solve"](a, _matmul(g, _col(ans)))[..., 0]
     return -_L["solve"](a, _matmul(g, ans))
 
 
 def _solve_jvp_b(g, ans, a, b):
-    if _b_is_vector(b):
+    if _b_is_vector(a, b):
         return _L["solve"](a, _col(g))[..., 0]
     return _L["solve"](a, g)
 
