@@ -434,6 +434,23 @@ def test_boxes_of_open_outer_traces_stay_boxed_beside_an_ended_one(kit):
     assert kit.grad(outer, 0.3) == pytest.approx(2.0 * onp.cos(0.3), rel=1e-15)
 
 
+def test_a_box_of_an_ended_trace_inside_a_box_is_the_value_it_holds(kit):
+    # Both traces have ended: the outer box's value is a constant in what is recorded on the
+    # inner one (both engines alike; the values are the same either way).
+    eng = kit.eng
+    leaked = []
+
+    def outer(x):
+        eng.trace(eng.VJPNode.new_root(), lambda y: leaked.append(kit.mul(y, y)) or y, x)
+        return x
+
+    kit.grad(outer, Val(2.0))
+    inner = leaked[0]
+    assert isinstance(inner._value, eng.Box) and inner._value._trace < inner._trace
+    later = kit.mul(inner, Val(3.0))
+    assert later._trace == inner._trace and type(later._value) is Val and later._value == 12.0
+
+
 def test_forward_mode_node(kit):
     eng = kit.eng
     eng.primitive_jvps[kit.mul] = eng.JVPRule(

@@ -140,13 +140,14 @@ def _call_primitive(self, args, kwargs, dispatch):
     argvals, argnums, parents = list(args), [], []
     for i, a in enumerate(args):
         if isinstance(a, Box) and a._trace == top:
-            argvals[i] = a._value
             argnums.append(i)
             parents.append(a._node)
-        elif isinstance(a, Box):  # a box of an outer trace, or of one that has ended (a constant)
-            while isinstance(a, Box) and a._trace < top and _ended(a._trace):
-                a = a._value
-            argvals[i] = a
+            a = a._value
+        # left: boxes of outer traces, and of ended ones, beside or inside the unboxed ones;
+        # those of ended traces are constants
+        while isinstance(a, Box) and a._trace < top and _ended(a._trace):
+            a = a._value
+        argvals[i] = a
     # values may be boxes of outer traces: dispatch again
     if dispatch:
         ans = self(*argvals, **kwargs)
