@@ -726,6 +726,60 @@ def test_object_and_string_inputs_are_a_clear_type_error(name, fname):
 
 
 # ---------------------------------------------------------------------------------------
+# Traced values hidden from a primitive inside a list, tuple or object array: its output is an
+# object array of boxes, which differentiation cannot follow.  autograd returns that object
+# array as the gradient; fastgrad refuses with a TypeError (which a library's fallback can
+# catch: PennyLane's Hessians by parameter shift rely on it, as autograd 1.8 happens to raise
+# there too).
+
+X2 = onp.array([0.5, 1.5])
+HIDING = {
+    "einsum with a list operand": lambda x: np.einsum("i,i->i", x, [x[0] * 2.0, x[1]]),
+    "multiply with a list": lambda x: np.multiply(x, [x[0], 1.0]),
+    "box * object array": lambda x: x * onp.array([x[0], 1.0], dtype=object),
+    "outer with a list": lambda x: np.outer(x, [x[0], 1.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(HIDING))
+def test_traced_values_hidden_from_a_primitive_are_a_type_error(name):
+    f = HIDING[name]
+    primitive_name = name.split()[0] if name[0] != "b" else "multiply"
+    with pytest.raises(TypeError, match=primitive_name + ": its output holds traced values \\(ArrayBox\\)"):
+        fastgrad.grad(lambda x: np.sum(f(x)))(X2)
+
+
+def test_traced_values_of_an_inner_trace_hidden_beside_an_outer_box_are_a_type_error():
+    # The outer trace's box is the only one the primitive sees: its output hides inner boxes.
+    def outer(y):
+        dy = y * onp.array([1.0, 2.0])
+
+        def inner(x):
+            jac = [[x * 2.0, x], [x * 3.0, x]]
+            return np.sum(np.einsum("i,ij->j", dy, jac))
+
+        return fastgrad.grad(inner)(y[0])
+
+    with pytest.raises(TypeError, match="einsum: its output holds traced values"):
+        fastgrad.grad(outer)(X2)
+
+
+def test_object_arrays_of_outer_boxes_and_of_untraced_calls_are_left_alone():
+    # No box among the arguments: NumPy's object loops call the boxes' own operators, which
+    # are recorded (as in autograd), so the gradient is right.
+    assert fastgrad.grad(lambda x: np.einsum("i,i", onp.ones(2), [x * 2.0, x * 3.0]))(0.5) == 5.0
+
+    # A box of an outer trace in the output of a primitive of an inner one is a value as any
+    # other: the outer trace follows it.
+    def outer(y):
+        inner_grad = fastgrad.grad(lambda x: np.sum(x * onp.array([y, 1.0], dtype=object)))(0.25)
+        assert inner_grad == 4.0  # y + 1
+        return inner_grad
+
+    assert fastgrad.grad(outer)(3.0) == 1.0
+
+
+# ---------------------------------------------------------------------------------------
 # argnum out of range or of the wrong type
 
 

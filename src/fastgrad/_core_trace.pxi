@@ -76,6 +76,20 @@ cdef object _outside_any_trace(object prim, object box):
     )
 
 
+cdef object _hidden_boxes(object prim, object ans, long long top):
+    """The error for a primitive's output, an object array, that holds boxes of its own trace
+    or a later one, else None (as in _core_trace.py)."""
+    for item in ans.flat:
+        if _is_box(item) and (<Box>item)._trace >= top:
+            return TypeError(
+                "{}: its output holds traced values ({}) that differentiation cannot follow: "
+                "the function was given them inside a list, tuple or object array, or made them "
+                "itself. Pass traced values as arrays (for example fastgrad.numpy.array(...) or "
+                "stack(...)) instead".format(getattr(prim, "__name__", prim), type(item).__name__)
+            )
+    return None
+
+
 cdef class Primitive:
     """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
 
@@ -244,6 +258,10 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
         return ans
     if not dispatch and not _can_box(ans):
         return NotImplemented
+    if type(ans) is _ndarray and cnp.PyArray_TYPE(<cnp.ndarray>ans) == cnp.NPY_OBJECT:
+        err = _hidden_boxes(self, ans, top)
+        if err is not None:
+            raise err
     kwargs = <object>kw if kw is not NULL else None
     if node_type is VJPNode:
         node = _vjp_node(ans, self, vals, n, kwargs, argnums, parents, count)

@@ -55,6 +55,25 @@ def _outside_any_trace(prim, box):
     )
 
 
+def _hidden_boxes(prim, ans, top):
+    """The error for a primitive's output, an object array, that holds boxes of its own trace or
+    a later one, else None (both engines).  The function was given them inside a list, a tuple
+    or an object array, which the primitive cannot see, or made them: boxed, its output would
+    silently not depend on them (autograd returns an object array of boxes as the gradient).
+    A box of an outer trace there is a value, as any other: that trace follows it.  (A single
+    box as the output is left alone, as in autograd: a container primitive's output may be a
+    box its input held.)"""
+    for item in ans.flat:
+        if isinstance(item, Box) and item._trace >= top:
+            return TypeError(
+                "{}: its output holds traced values ({}) that differentiation cannot follow: "
+                "the function was given them inside a list, tuple or object array, or made them "
+                "itself. Pass traced values as arrays (for example fastgrad.numpy.array(...) or "
+                "stack(...)) instead".format(getattr(prim, "__name__", prim), type(item).__name__)
+            )
+    return None
+
+
 class Primitive:
     """A function whose calls on boxes are recorded, so that its rules apply in differentiation."""
 
@@ -159,6 +178,10 @@ def _call_primitive(self, args, kwargs, dispatch):
         return ans
     if not dispatch and not _can_box(ans):
         return NotImplemented
+    if type(ans) is ndarray and ans.dtype.kind == "O":
+        err = _hidden_boxes(self, ans, top)
+        if err is not None:
+            raise err
     node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
     return new_box(ans, top, node)
 
