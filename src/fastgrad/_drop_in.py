@@ -4,6 +4,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+from typing import Optional
 
 
 class _AutogradAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -22,11 +23,21 @@ class _AutogradAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass  # the fastgrad module is already initialised
 
 
-def install_as_autograd() -> None:
+def install_as_autograd(*, array_ufunc: Optional[bool] = None) -> None:
     """After this call, ``import autograd`` (and every submodule) gives fastgrad's modules.
 
     Call it before anything imports the real autograd; if autograd was already imported in
     this process, it refuses with a RuntimeError (two registries would silently diverge).
+
+    ``array_ufunc=False`` gives traced arrays the NumPy dispatch of autograd before 1.9, for
+    libraries written against it (PennyLane requires ``autograd<1.9`` for this reason): a
+    traced array does not take part in NumPy's ``__array_ufunc__`` protocol, so NumPy's
+    operators defer to its reflected operators.  An ndarray subclass whose own
+    ``__array_ufunc__`` cannot handle a traced operand then works on either side of an
+    operator, and ``array += traced`` binds the name to the traced result; a NumPy ufunc
+    called on a traced array (``numpy.sin(box)``) raises NumPy's TypeError instead of being
+    differentiated.  ``array_ufunc=True`` restores autograd 1.9's protocol, which is the
+    default; None leaves the current setting.  The setting is for the whole process.
 
     The example runs a script in a fresh interpreter, as the call affects the whole process:
 
@@ -42,12 +53,18 @@ def install_as_autograd() -> None:
     >>> run.stdout.split()
     ['fastgrad.numpy', 'fastgrad.differential_operators', '1.0']
     """
+    if array_ufunc is not None and not isinstance(array_ufunc, bool):
+        raise TypeError("install_as_autograd(): array_ufunc must be True, False or None, got {!r}".format(array_ufunc))
     existing = sys.modules.get("autograd")
     if existing is not None and not getattr(existing, "__name__", "").startswith("fastgrad"):
         raise RuntimeError(
             "install_as_autograd() must be called before autograd is imported: the real "
             "autograd is already loaded in this process ({})".format(getattr(existing, "__file__", existing))
         )
+    if array_ufunc is not None:
+        from .numpy.numpy_boxes import _use_array_ufunc
+
+        _use_array_ufunc(array_ufunc)
     if not any(isinstance(f, _AutogradAlias) for f in sys.meta_path):
         sys.meta_path.insert(0, _AutogradAlias())
     for name, module in list(sys.modules.items()):

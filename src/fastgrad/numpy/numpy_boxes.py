@@ -342,6 +342,22 @@ class ArrayBox(_engine.ArithmeticBox):
         return anp.searchsorted(self, v, side, sorter)
 
 
+# ArrayBox's part in NumPy's ufunc protocol (NEP 13), new in autograd 1.9.  Without
+# __array_ufunc__, NumPy's operators and in-place operators defer to a traced operand by its
+# __array_priority__, so its reflected operator runs, as in autograd 1.8: what code written for
+# 1.8 may rely on (an ndarray subclass whose own __array_ufunc__ cannot take a box, on the left
+# of an operator; `array += box` rebinding the name to a traced result).
+_ARRAY_UFUNC = ArrayBox.__dict__["__array_ufunc__"]
+
+
+def _use_array_ufunc(enabled):
+    """Whether traced arrays take part in NumPy's ufunc protocol (autograd 1.9) or not (1.8)."""
+    if enabled:
+        ArrayBox.__array_ufunc__ = _ARRAY_UFUNC
+    elif "__array_ufunc__" in ArrayBox.__dict__:
+        del ArrayBox.__array_ufunc__
+
+
 _FLOAT_TYPES = (
     _np.ndarray,
     float,
