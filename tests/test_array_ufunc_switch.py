@@ -27,10 +27,9 @@ from fastgrad.tracer import getval
 from fastgrad.numpy.numpy_boxes import ArrayBox, _use_array_ufunc
 from fastgrad.numpy.numpy_vspaces import ArrayVSpace
 from gradcheck import check_grads
+from test_dropin import _fastgrad_env
 
 pytestmark = pytest.mark.fastgrad_only
-
-REPO_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
 class NaiveTensor(onp.ndarray):
@@ -121,7 +120,7 @@ def test_numpy_ufunc_on_a_traced_value_follows_the_dispatch(dispatch_of_autograd
 
 
 def run(script):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO_SRC, os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, **_fastgrad_env())  # the fastgrad under test, installed or in place
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
