@@ -18,6 +18,7 @@ import pytest
 import fastgrad
 import fastgrad.numpy as np
 from fastgrad.extend import defvjp, primitive, Box
+from gradcheck import check_grads
 
 pytestmark = pytest.mark.fastgrad_only
 
@@ -726,27 +727,57 @@ def test_object_and_string_inputs_are_a_clear_type_error(name, fname):
 
 
 # ---------------------------------------------------------------------------------------
-# Traced values hidden from a primitive inside a list, tuple or object array: its output is an
-# object array of boxes, which differentiation cannot follow.  autograd returns that object
-# array as the gradient; fastgrad refuses with a TypeError (which a library's fallback can
-# catch: PennyLane's Hessians by parameter shift rely on it, as autograd 1.8 happens to raise
-# there too).
+# Traced values hidden from a primitive inside a list, tuple or object array: NumPy's object
+# loops compute with them, and the output is an object array of boxes, or one box, which
+# differentiation cannot follow (the primitive's rule sees only its arguments).  autograd
+# returns that object array as the gradient, or a wrong one; fastgrad refuses with a TypeError
+# (which a library's fallback can catch: PennyLane's Hessians by parameter shift rely on it, as
+# autograd 1.8 happens to raise there too).
 
 X2 = onp.array([0.5, 1.5])
-HIDING = {
-    "einsum with a list operand": lambda x: np.einsum("i,i->i", x, [x[0] * 2.0, x[1]]),
-    "multiply with a list": lambda x: np.multiply(x, [x[0], 1.0]),
-    "box * object array": lambda x: x * onp.array([x[0], 1.0], dtype=object),
-    "outer with a list": lambda x: np.outer(x, [x[0], 1.0]),
+HOLDS, IS = "holds traced values", "is a traced value"
+HIDING = {  # name: (function, the primitive named, what the message says of its output)
+    "einsum with a list operand": (lambda x: np.einsum("i,i->i", x, [x[0] * 2.0, x[1]]), "einsum", HOLDS),
+    "multiply with a list": (lambda x: np.multiply(x, [x[0], 1.0]), "multiply", HOLDS),
+    "box * object array": (lambda x: x * onp.array([x[0], 1.0], dtype=object), "multiply", HOLDS),
+    "outer with a list": (lambda x: np.outer(x, [x[0], 1.0]), "outer", HOLDS),
+    # one box out: autograd raises an unrelated ValueError (dot), returns an object array of
+    # boxes (inner, matmul), or refuses (vdot); fastgrad returned the derivative through x
+    # alone before it checked ([x0 * 2, x1] for dot here), silently wrong
+    "dot with a tuple": (lambda x: np.dot(x, (x[0] * 2.0, x[1])), "dot", IS),
+    "inner with a list": (lambda x: np.inner(x, [x[0], x[1]]), "inner", IS),
+    "vdot with a list": (lambda x: np.vdot(x, [x[0], 1.0]), "vdot", IS),
+    "box @ list": (lambda x: x @ [x[0], 1.0], "matmul", IS),
 }
 
 
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
 @pytest.mark.parametrize("name", list(HIDING))
-def test_traced_values_hidden_from_a_primitive_are_a_type_error(name):
-    f = HIDING[name]
-    primitive_name = name.split()[0] if name[0] != "b" else "multiply"
-    with pytest.raises(TypeError, match=primitive_name + ": its output holds traced values \\(ArrayBox\\)"):
-        fastgrad.grad(lambda x: np.sum(f(x)))(X2)
+def test_traced_values_hidden_from_a_primitive_are_a_type_error(name, mode):
+    f, primitive_name, what = HIDING[name]
+    with pytest.raises(TypeError, match=primitive_name + ": its output " + what + " \\(ArrayBox\\)") as info:
+        if mode == "reverse":
+            fastgrad.grad(lambda x: np.sum(f(x)))(X2)
+        else:
+            fastgrad.make_jvp(f)(X2)(onp.ones(2))
+    assert "inside a list, tuple or object array" in str(info.value)
+    assert "fastgrad.numpy.array(...) or stack(...)" in str(info.value)
+
+
+@pytest.mark.parametrize("name", list(HIDING))
+def test_traced_values_passed_as_an_array_are_differentiated(name):
+    # The remedy the message gives: the same values as an array, differentiated right.
+    as_array = {
+        "einsum with a list operand": lambda x: np.einsum("i,i->i", x, np.array([x[0] * 2.0, x[1]])),
+        "multiply with a list": lambda x: np.multiply(x, np.array([x[0], 1.0])),
+        "box * object array": lambda x: x * np.array([x[0], 1.0]),
+        "outer with a list": lambda x: np.outer(x, np.array([x[0], 1.0])),
+        "dot with a tuple": lambda x: np.dot(x, np.stack((x[0] * 2.0, x[1]))),
+        "inner with a list": lambda x: np.inner(x, np.array([x[0], x[1]])),
+        "vdot with a list": lambda x: np.vdot(x, np.array([x[0], 1.0])),
+        "box @ list": lambda x: x @ np.array([x[0], 1.0]),
+    }[name]
+    check_grads(lambda x: np.sum(as_array(x)), X2, modes=("fwd", "rev"), order=2)
 
 
 def test_traced_values_of_an_inner_trace_hidden_beside_an_outer_box_are_a_type_error():
@@ -762,6 +793,29 @@ def test_traced_values_of_an_inner_trace_hidden_beside_an_outer_box_are_a_type_e
 
     with pytest.raises(TypeError, match="einsum: its output holds traced values"):
         fastgrad.grad(outer)(X2)
+
+
+def test_a_box_a_container_read_returns_is_left_alone():
+    # A library primitive (PennyLane's execution of circuits is one) may compute its tuple of
+    # results from the traced values its arguments also carry, its rule accounting for them: the
+    # tuple holds boxes of the trace.  Reading one (container_take) returns such a box, which is
+    # no hidden input: the read's node leads to the primitive's, whose rule is complete.
+    class Circuit:
+        def __init__(self, params):
+            self.params = params
+
+    @primitive
+    def run(params, circuit):
+        return (circuit.params[0] * circuit.params[1], circuit.params[0] + 1.0)
+
+    defvjp(run, lambda ans, params, circuit: lambda g: (params[1] * g[0] + g[1], params[0] * g[0]))
+
+    def f(x):
+        params = fastgrad.builtins.tuple([x, x * x])
+        results = run(params, Circuit(params))
+        return results[0] + 3.0 * results[1]  # x**3 + 3 x + 3
+
+    assert fastgrad.grad(f)(2.0) == 15.0  # 3 x**2 + 3
 
 
 def test_object_arrays_of_outer_boxes_and_of_untraced_calls_are_left_alone():

@@ -76,16 +76,27 @@ cdef object _outside_any_trace(object prim, object box):
     )
 
 
-cdef object _hidden_boxes(object prim, object ans, long long top):
-    """The error for a primitive's output, an object array, that holds boxes of its own trace
-    or a later one, else None (as in _core_trace.py)."""
-    for item in ans.flat:
+cdef object _hidden_boxes(object prim, object ans, long long top, PyObject** vals, Py_ssize_t n):
+    """The error for a primitive's output that is, or is an object array holding, a box of its
+    own trace or a later one, else None (as in _core_trace.py); ``vals``: its ``n`` arguments,
+    the boxes of its trace unboxed."""
+    cdef Py_ssize_t i
+    if _is_box(ans):
+        if (<Box>ans)._trace < top or getattr(prim, "_returns_held_values", False):
+            return None
+        for i in range(n):
+            if _is_box(<object>vals[i]) and (<Box>vals[i])._trace >= top:
+                return None
+        items, what = (ans,), "is a traced value"
+    else:
+        items, what = ans.flat, "holds traced values"
+    for item in items:
         if _is_box(item) and (<Box>item)._trace >= top:
             return TypeError(
-                "{}: its output holds traced values ({}) that differentiation cannot follow: "
-                "the function was given them inside a list, tuple or object array, or made them "
-                "itself. Pass traced values as arrays (for example fastgrad.numpy.array(...) or "
-                "stack(...)) instead".format(getattr(prim, "__name__", prim), type(item).__name__)
+                "{}: its output {} ({}) that differentiation cannot follow: the function was "
+                "given traced values inside a list, tuple or object array, or made them itself. "
+                "Pass traced values as arrays (for example fastgrad.numpy.array(...) or "
+                "stack(...)) instead".format(getattr(prim, "__name__", prim), what, type(item).__name__)
             )
     return None
 
@@ -258,8 +269,8 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
         return ans
     if not dispatch and not _can_box(ans):
         return NotImplemented
-    if type(ans) is _ndarray and cnp.PyArray_TYPE(<cnp.ndarray>ans) == cnp.NPY_OBJECT:
-        err = _hidden_boxes(self, ans, top)
+    if (type(ans) is _ndarray and cnp.PyArray_TYPE(<cnp.ndarray>ans) == cnp.NPY_OBJECT) or _is_box(ans):
+        err = _hidden_boxes(self, ans, top, vals, n)
         if err is not None:
             raise err
     kwargs = <object>kw if kw is not NULL else None

@@ -55,21 +55,33 @@ def _outside_any_trace(prim, box):
     )
 
 
-def _hidden_boxes(prim, ans, top):
-    """The error for a primitive's output, an object array, that holds boxes of its own trace or
-    a later one, else None (both engines).  The function was given them inside a list, a tuple
-    or an object array, which the primitive cannot see, or made them: boxed, its output would
-    silently not depend on them (autograd returns an object array of boxes as the gradient).
-    A box of an outer trace there is a value, as any other: that trace follows it.  (A single
-    box as the output is left alone, as in autograd: a container primitive's output may be a
-    box its input held.)"""
-    for item in ans.flat:
+def _hidden_boxes(prim, ans, top, argvals):
+    """The error for a primitive's output that is, or is an object array holding, a box of its
+    own trace or a later one, else None (both engines); ``argvals``: its arguments, the boxes
+    of its trace unboxed.  The function was given such boxes inside a list, a tuple or an
+    object array, which the primitive cannot see, and NumPy's object loops computed with them:
+    boxed, the output would silently not depend on them (autograd returns an object array of
+    boxes as the gradient, or a wrong one).  A box of an outer trace there is a value, as any
+    other: that trace follows it.  A single box is no hidden one when a container read returns
+    it (``_returns_held_values``: the container's own node leads to it), nor when an argument
+    held it in a box of the trace (this call was recorded for it, dispatched again)."""
+    if isinstance(ans, Box):
+        if (
+            ans._trace < top
+            or getattr(prim, "_returns_held_values", False)
+            or any(isinstance(a, Box) and a._trace >= top for a in argvals)
+        ):
+            return None
+        items, what = (ans,), "is a traced value"
+    else:
+        items, what = ans.flat, "holds traced values"
+    for item in items:
         if isinstance(item, Box) and item._trace >= top:
             return TypeError(
-                "{}: its output holds traced values ({}) that differentiation cannot follow: "
-                "the function was given them inside a list, tuple or object array, or made them "
-                "itself. Pass traced values as arrays (for example fastgrad.numpy.array(...) or "
-                "stack(...)) instead".format(getattr(prim, "__name__", prim), type(item).__name__)
+                "{}: its output {} ({}) that differentiation cannot follow: the function was "
+                "given traced values inside a list, tuple or object array, or made them itself. "
+                "Pass traced values as arrays (for example fastgrad.numpy.array(...) or "
+                "stack(...)) instead".format(getattr(prim, "__name__", prim), what, type(item).__name__)
             )
     return None
 
@@ -178,8 +190,8 @@ def _call_primitive(self, args, kwargs, dispatch):
         return ans
     if not dispatch and not _can_box(ans):
         return NotImplemented
-    if type(ans) is ndarray and ans.dtype.kind == "O":
-        err = _hidden_boxes(self, ans, top)
+    if (type(ans) is ndarray and ans.dtype.kind == "O") or isinstance(ans, Box):
+        err = _hidden_boxes(self, ans, top, argvals)
         if err is not None:
             raise err
     node = node_type(ans, self, tuple(argvals), kwargs, tuple(argnums), tuple(parents))
