@@ -17,7 +17,7 @@ import pytest
 
 import fastgrad
 import fastgrad.numpy as np
-from fastgrad.extend import defvjp, primitive, Box
+from fastgrad.extend import defjvp, defvjp, primitive, Box
 from gradcheck import check_grads
 
 pytestmark = pytest.mark.fastgrad_only
@@ -809,6 +809,7 @@ def test_a_box_a_container_read_returns_is_left_alone():
         return (circuit.params[0] * circuit.params[1], circuit.params[0] + 1.0)
 
     defvjp(run, lambda ans, params, circuit: lambda g: (params[1] * g[0] + g[1], params[0] * g[0]))
+    defjvp(run, lambda t, ans, params, circuit: (params[1] * t[0] + params[0] * t[1], t[0]))
 
     def f(x):
         params = fastgrad.builtins.tuple([x, x * x])
@@ -816,6 +817,7 @@ def test_a_box_a_container_read_returns_is_left_alone():
         return results[0] + 3.0 * results[1]  # x**3 + 3 x + 3
 
     assert fastgrad.grad(f)(2.0) == 15.0  # 3 x**2 + 3
+    assert fastgrad.make_jvp(f)(2.0)(1.0) == (17.0, 15.0)
 
 
 def test_object_arrays_of_outer_boxes_and_of_untraced_calls_are_left_alone():
