@@ -269,7 +269,10 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
         return ans
     if not dispatch and not _can_box(ans):
         return NotImplemented
-    if (type(ans) is _ndarray and cnp.PyArray_TYPE(<cnp.ndarray>ans) == cnp.NPY_OBJECT) or _is_box(ans):
+    # hidden boxes: a float64, the commonest output, can hold none (one test skips the others)
+    if type(ans) is not _float64 and (
+        (type(ans) is _ndarray and cnp.PyArray_TYPE(<cnp.ndarray>ans) == cnp.NPY_OBJECT) or _is_box(ans)
+    ):
         err = _hidden_boxes(self, ans, top, vals, n)
         if err is not None:
             raise err
