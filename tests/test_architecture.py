@@ -169,6 +169,7 @@ def test_the_engine_imports_nothing_above_it():
                     "cpython",
                     "libc",
                     "numpy",
+                    "operator",
                     "os",
                     "threading",
                     "types",

@@ -100,7 +100,7 @@ def test_every_kernel_is_switched_on():
     # every NumPy loop the kernels call is bound, and every kernel of the tables is on
     assert kernels.LOOPS == dict.fromkeys(engine.numpy_loop_names())
     assert set(engine.bound_numpy_loops()) == set(engine.numpy_loop_names())
-    for table in (kernels.FORWARD, kernels.OPERATOR_FORWARD):
+    for table in (kernels.FORWARD, kernels.OPERATOR_FORWARD, kernels.ELEMENT):
         for prim, name in table.items():
             assert kernels.ENABLED[(prim, "forward")] == name
     for prim, argnums in kernels.REVERSE.items():
@@ -118,7 +118,10 @@ def test_each_numpy_loop_kernel_is_bound_to_its_own_ufunc():
         assert engine.scalar_kernel_loop(ieee) is None
 
 
-_FORWARD = sorted((p for p, key in kernels.ENABLED if key == "forward"), key=lambda p: (p.__name__, str(p.fun)))
+_FORWARD = sorted(
+    (p for p, key in kernels.ENABLED if key == "forward" and p not in kernels.ELEMENT),
+    key=lambda p: (p.__name__, str(p.fun)),
+)
 
 
 def _unary(name):
@@ -385,6 +388,86 @@ def test_indexing_transpose_to_second_order_and_in_the_grads_of_random_loops():
         rng.set_state(state)
         expected = _without_kernels(grad(loop), x)
         assert got.tobytes() == expected.tobytes()
+
+
+class _Sub(onp.ndarray):
+    pass
+
+
+def _element_cases():
+    """(array, index) pairs: ones the element kernel reads, and ones it leaves to NumPy."""
+    bits = onp.array([0.0, -0.0, 5e-324, -_TINY, _HUGE, onp.inf, -onp.inf, 1.5, -2.25])
+    payload = onp.frombuffer(bytes.fromhex("0100000000f8ff7f"), dtype=onp.float64)  # a nan with a payload
+    x = onp.concatenate([bits, payload])
+    grid = onp.arange(24.0).reshape(2, 3, 4) + 0.5
+    raw = onp.zeros(8 * 4 + 1, dtype=onp.uint8)
+    unaligned = raw[1:].view(onp.float64)  # float64s at an odd address
+    unaligned[:] = [1.25, -3.5, 7.0, 0.1]
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    cases = [(x, i) for i in range(-len(x), len(x))]
+    cases += [(grid, (i, j, k)) for i in (0, 1, -1) for j in (0, 2, -3) for k in (0, 3, -4)]
+    cases += [(x[::3], 2), (grid.T, (3, 2, 1)), (onp.asfortranarray(grid), (1, 2, 3)), (unaligned, 3), (frozen, 1)]
+    cases += [(onp.arange(3.0), (1,)), (onp.array([2.0]), 0), (onp.array([2.0]), -1)]
+    # left to NumPy: out of range, not an int, another dtype or byte order, a subclass, ...
+    cases += [(x, len(x)), (x, -len(x) - 1), (x, 10**30), (x, -(10**30)), (x, 2**63), (x, True), (x, False)]
+    cases += [(x, onp.int64(1)), (x, 1.0), (x, None), (x, slice(1, 3)), (x, Ellipsis), (x, [1, 2]), (x, (1, 2))]
+    cases += [
+        (grid, 1),
+        (grid, (1, 2)),
+        (grid, (1, 2, 3, 0)),
+        (grid, (1, 2, 4)),
+        (grid, (1, 2.0, 3)),
+        (grid, (1, 2, True)),
+    ]
+    cases += [(grid, (0, Ellipsis, 1)), (onp.array(2.5), ()), (onp.array(2.5), 0), (onp.zeros(0), 0)]
+    cases += [
+        (bits[-2:].astype(onp.float32), 1),
+        (x.astype(">f8"), 1),
+        (x.astype(onp.complex128), 2),
+        (onp.arange(4), 1),
+    ]
+    cases += [(onp.array([1.5, None], dtype=object), 0), (x.view(_Sub), 1), (onp.array([[1.5, 2.5]]), (0, -1))]
+    return cases
+
+
+def _read(f, a, idx):
+    """f(a, idx)'s type and bytes, or the exception it raises (type and message)."""
+    try:
+        r = f(a, idx)
+    except Exception as e:  # (each one is compared, type and message)
+        return type(e), str(e)
+    return type(r), onp.asarray(r).tobytes(), onp.shape(r)
+
+
+def test_element_read_is_numpy_s_indexing():
+    # the forward kernel of A[idx] reads one element of a float64 array itself; the element,
+    # its type, and every error are NumPy's, for the cases it takes and those it leaves
+    import operator
+
+    assert kernels.ENABLED[(anp.getitem, "forward")] == "A[idx]"
+    cases = _element_cases()
+    read = sum(1 for a, idx in cases if type(a) is onp.ndarray and _read(operator.getitem, a, idx)[0] is onp.float64)
+    assert read > 40
+    for a, idx in cases:
+        assert _read(anp.getitem, a, idx) == _read(operator.getitem, a, idx), (a.dtype, a.shape, idx)
+        # traced: the same value, and the cotangent where the read succeeds
+        if type(a) is onp.ndarray and a.dtype == onp.float64 and _read(operator.getitem, a, idx)[0] is onp.float64:
+            vjp, value = fastgrad.make_vjp(lambda a, idx=idx: a[idx])(a)
+            assert _read(lambda v, i: v, value, None) == _read(operator.getitem, a, idx)
+            expected = onp.zeros(a.shape)
+            expected[idx] = 1.0
+            assert vjp(1.0).tobytes() == expected.tobytes()
+
+
+def test_the_element_kernel_is_for_indexing_only():
+    try:
+        with pytest.raises(ValueError, match="is for a primitive of operator.getitem"):
+            engine.bind(scalar_kernels={anp.multiply: ("A[idx]", False)})
+    finally:
+        kernels.install()
+    assert kernels.ENABLED[(anp.getitem, "forward")] == "A[idx]"
+    assert np.multiply(onp.float64(2.0), 3.0) == 6.0
 
 
 def test_the_indexing_kernel_is_for_the_array_argument_only():

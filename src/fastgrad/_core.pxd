@@ -30,6 +30,7 @@ cdef class Primitive:
     cdef fg_kernel2 kernel2          # C version of fun on two float64/float, or NULL
     cdef object kernel_fun           # the fun the kernel stands for: it applies only while fun is this
     cdef bint kernel_needs_float64   # fun gives a float64 only if an argument is one (Python's operators)
+    cdef bint kernel_element         # fun is A[idx]: one element of a float64 array is read in C
     cdef void* _vectorcall           # CPython's vectorcall entry for this object (calls without a tuple)
     cdef object _vjp_rule            # primitive_vjps.get(self) as of primitive_vjps.version _vjp_rule_version
     cdef unsigned long long _vjp_rule_version  # (0: not looked up yet; versions start at 1)

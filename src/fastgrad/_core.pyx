@@ -13,13 +13,14 @@ from cpython.ref cimport Py_INCREF, Py_DECREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from cpython.dict cimport PyDict_GetItem, PyDict_GetItemWithError, PyDict_DelItem
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.long cimport PyLong_AsSsize_t
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsSsize_t
 from libc.stdlib cimport realloc
 from libc.string cimport memcmp, memcpy
 cimport numpy as cnp
 
 cnp.import_array()   # NumPy's C API: array metadata read from the struct (no attribute lookups)
 
+import operator as _operator
 import os as _os
 import threading as _threading
 import types as _types

@@ -111,6 +111,9 @@ cdef _check_kernels(str name, dict table):
             if not isinstance(key, Primitive) or kernel not in unary + binary:
                 raise ValueError("bind: scalar_kernels maps primitives to (one of {}, needs_float64), "
                                  "not {!r}: {!r}".format(unary + binary, key, kernel))
+            if kernel == ELEMENT_KERNEL and (<Primitive>key).fun is not _operator.getitem:
+                raise ValueError("bind: the kernel {!r} is for a primitive of operator.getitem, not {!r}".format(
+                    kernel, key))
         elif not (type(key) is tuple and len(key) == 2 and type(key[0]) is VJPRule and key[1] in (0, 1)
                   and (<VJPRule>key[0]).kinds[<int>key[1]] == K_DIRECT and kernel in reverse):
             raise ValueError("bind: scalar_vjps maps (VJPRule, argnum 0 or 1 of a DIRECT rule) to "

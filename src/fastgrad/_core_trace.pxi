@@ -320,7 +320,10 @@ cdef inline object _call_raw(Primitive self, PyObject** argv, Py_ssize_t n, PyOb
     cdef PyObject* r
     if kw is NULL:
         if self.kernel_fun is not None and self.kernel_fun is self.fun:
-            ans = _by_kernel(self, argv, n)
+            if self.kernel_element:   # (A[idx]: apart, so that _by_kernel stays inlined here)
+                ans = _element_of(<object>argv[0], <object>argv[1]) if n == 2 else None
+            else:
+                ans = _by_kernel(self, argv, n)
             if ans is not None:
                 return ans
         r = PyObject_Vectorcall_unchecked(self.fun, argv, n, NULL)

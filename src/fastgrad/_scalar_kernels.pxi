@@ -73,6 +73,7 @@ cdef extern from *:
 cdef int READS_IDENTITY = -1    # kernel_reads value of a rule that returns g itself ("g")
 cdef int READS_SCATTER = -2     # ... of indexing's transpose, added into the parent's sum ("A[idx]+=g")
 cdef str SCATTER_KERNEL = "A[idx]+=g"
+cdef str ELEMENT_KERNEL = "A[idx]"  # the forward kernel of indexing: one element of a float64 array
 
 
 cdef inline bint _is_float(object x):
@@ -98,6 +99,28 @@ cdef object _by_kernel(Primitive self, PyObject** argv, Py_ssize_t n):
             if fg_is_clean(r) or fg_quiet2(self.kernel2, PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b), &r):
                 return fg_new_float64(_float64, r)
     return None
+
+
+cdef object _element_of(object a, object idx):
+    """``a[idx]`` when ``a`` is a float64 ndarray in native byte order and ``idx`` names one
+    element of it (an int, or a tuple of ints, in range): that element, a float64 holding
+    its bytes, as NumPy returns it.  None for anything else (NumPy indexes then, and raises
+    its own errors)."""
+    cdef cnp.npy_intp position[32]
+    cdef Py_ssize_t d, nd, offset = 0
+    cdef double v
+    if type(a) is not _ndarray:
+        return None
+    nd = cnp.PyArray_NDIM(<cnp.ndarray>a)
+    if cnp.PyArray_TYPE(<cnp.ndarray>a) != cnp.NPY_DOUBLE or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) \
+            or not 0 < nd <= 32:
+        return None
+    if not _element_position(idx, cnp.PyArray_DIMS(<cnp.ndarray>a), nd, position):
+        return None
+    for d in range(nd):
+        offset += position[d] * cnp.PyArray_STRIDES(<cnp.ndarray>a)[d]
+    memcpy(&v, cnp.PyArray_BYTES(<cnp.ndarray>a) + offset, sizeof(double))   # (a may be unaligned)
+    return fg_new_float64(_float64, v)
 
 
 cdef inline bint _cotangent_value(object g, double* out):
@@ -228,29 +251,36 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
     return True
 
 
-cdef bint _element_position(object idx, cnp.npy_intp* dims, Py_ssize_t nd, cnp.npy_intp* position):
+cdef bint _element_position(object idx, cnp.npy_intp* dims, Py_ssize_t nd, cnp.npy_intp* position) except -1:
     """``position``: the element that ``idx`` (an int for a 1-d array, or a tuple of nd
     ints; negative ones count from the end) names in an array of shape ``dims``.  False if
     idx is anything else or out of range."""
-    cdef Py_ssize_t d, i
+    cdef Py_ssize_t d
     if type(idx) is int:
-        if nd != 1:
-            return False
-        items, n = (idx,), 1
-    elif type(idx) is tuple and PyTuple_GET_SIZE(idx) == nd:
-        items, n = idx, nd
-    else:
+        return nd == 1 and _index_in(idx, dims[0], position)
+    if type(idx) is not tuple or PyTuple_GET_SIZE(idx) != nd:
         return False
     for d in range(nd):
-        item = <object>PyTuple_GET_ITEM(items, d)
-        if type(item) is not int:
+        if not _index_in(<object>PyTuple_GET_ITEM(idx, d), dims[d], &position[d]):
             return False
-        i = PyLong_AsSsize_t(item)   # (the forward A[idx] succeeded: it is in range)
-        if i < 0:
-            i += dims[d]
-        if not 0 <= i < dims[d]:
-            return False
-        position[d] = i
+    return True
+
+
+cdef inline bint _index_in(object item, cnp.npy_intp size, cnp.npy_intp* out) except -1:
+    """``out``: the position the int ``item`` names along an axis of ``size`` (negative ones
+    count from the end).  False if item is not an int or is out of range."""
+    cdef int overflow = 0
+    cdef long long i
+    if type(item) is not int:
+        return False
+    i = PyLong_AsLongLongAndOverflow(item, &overflow)
+    if overflow:
+        return False
+    if i < 0:
+        i += size
+    if not 0 <= i < size:
+        return False
+    out[0] = <cnp.npy_intp>i
     return True
 
 
@@ -387,7 +417,7 @@ cdef _install_numpy_loops(dict ufuncs, dict probed):
 def scalar_kernel_names():
     """The kernels of this engine: (unary forward, binary forward, reverse) names."""
     cdef int k = 0
-    unary, binary, reverse = [], [], ["g", SCATTER_KERNEL]
+    unary, binary, reverse = [], [ELEMENT_KERNEL], ["g", SCATTER_KERNEL]
     while fg_unary_kernels[k].name is not NULL:
         unary.append(fg_unary_kernels[k].name.decode())
         k += 1
@@ -409,7 +439,7 @@ def scalar_kernel_loop(name):
     cdef int loop = FG_IEEE
     if k >= 0:
         loop = fg_unary_kernels[k].loop
-    elif name != "g" and name != SCATTER_KERNEL and _kernel2(name) is NULL:
+    elif name != "g" and name != SCATTER_KERNEL and name != ELEMENT_KERNEL and _kernel2(name) is NULL:
         loop = fg_vjp_kernels[_vjp_kernel_index(name)].loop
     return None if loop == FG_IEEE else fg_loop_names[loop].decode()
 
@@ -478,11 +508,13 @@ cdef _set_scalar_kernel(Primitive prim, name, bint needs_float64):
     gives a float64 only when an argument is one (Python's operators on two floats give
     a float), so the kernel leaves two floats to fun.  (bind checked that the kernel
     exists and that its NumPy loop, if it calls one, is bound from ``prim``'s ufunc.)"""
-    prim.kernel1, prim.kernel2, prim.kernel_fun = NULL, NULL, None
+    prim.kernel1, prim.kernel2, prim.kernel_fun, prim.kernel_element = NULL, NULL, None, False
     if name is None:
         return
     cdef int k = _unary_index(name)
-    if k >= 0:
+    if name == ELEMENT_KERNEL:
+        prim.kernel_element = True
+    elif k >= 0:
         prim.kernel1 = fg_unary_kernels[k].f
     else:
         prim.kernel2 = _kernel2(name)

@@ -91,6 +91,9 @@ for _ufunc_prim, _op_prim in (
 # cotangent), is added by the engine straight into the array's pending sum when idx names
 # one element of a float64 array and g is a float64 (a loop over x[i])
 SCATTER = {anp.getitem: "A[idx]+=g"}
+# and forward, the element itself is read (a float64 of its bytes) under the same condition
+# on idx, A a float64 array in native byte order, without NumPy's indexing machinery
+ELEMENT = {anp.getitem: "A[idx]"}
 
 # primitives whose rules unbroadcast (and cast) to the argument
 _BINARY = frozenset(
@@ -137,7 +140,7 @@ def install():
         return loop is None or LOOPS[loop] is None
 
     forward, backward = {}, {}  # primitive -> (kernel, needs_float64); (rule, argnum) -> (kernel, checks_target)
-    for table, needs_float64 in ((FORWARD, False), (OPERATOR_FORWARD, True)):
+    for table, needs_float64 in ((FORWARD, False), (OPERATOR_FORWARD, True), (ELEMENT, False)):
         for prim, name in table.items():
             if name in unary + binary and usable(name):
                 forward[prim] = (name, needs_float64)
