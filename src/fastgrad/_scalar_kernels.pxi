@@ -107,7 +107,7 @@ cdef object _element_of(object a, object idx):
     its bytes, as NumPy returns it.  None for anything else (NumPy indexes then, and raises
     its own errors)."""
     cdef cnp.npy_intp position[32]
-    cdef Py_ssize_t d, nd, offset = 0
+    cdef Py_ssize_t nd
     cdef double v
     if type(a) is not _ndarray:
         return None
@@ -117,9 +117,7 @@ cdef object _element_of(object a, object idx):
         return None
     if not _element_position(idx, cnp.PyArray_DIMS(<cnp.ndarray>a), nd, position):
         return None
-    for d in range(nd):
-        offset += position[d] * cnp.PyArray_STRIDES(<cnp.ndarray>a)[d]
-    memcpy(&v, cnp.PyArray_BYTES(<cnp.ndarray>a) + offset, sizeof(double))   # (a may be unaligned)
+    memcpy(&v, _element_at(<cnp.ndarray>a, position, nd), sizeof(double))   # (a may be unaligned)
     return fg_new_float64(_float64, v)
 
 
@@ -213,7 +211,7 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
     would warn otherwise).  False, changing nothing, where the rule must run."""
     cdef cnp.ndarray a, total
     cdef cnp.npy_intp position[32]
-    cdef Py_ssize_t d, nd, offset = 0
+    cdef Py_ssize_t nd
     cdef double gv, r
     if node.nargs != 2 or node._kwargs is not None or type(node._arg0) is not _ndarray:
         return False
@@ -240,15 +238,22 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
         total = <cnp.ndarray>pending
     else:
         return False
-    for d in range(nd):
-        offset += position[d] * cnp.PyArray_STRIDES(total)[d]
-    r = (<double*>(cnp.PyArray_BYTES(total) + offset))[0] + gv
+    cdef double* element = <double*>_element_at(total, position, nd)
+    r = element[0] + gv
     if not isfinite(r):
         return False
-    (<double*>(cnp.PyArray_BYTES(total) + offset))[0] = r
+    element[0] = r
     if pending is None:
         parent.pending, parent.owned = total, True
     return True
+
+
+cdef inline char* _element_at(cnp.ndarray a, cnp.npy_intp* position, Py_ssize_t nd):
+    """The address of the element of ``a`` (``nd`` dimensions) at ``position``."""
+    cdef Py_ssize_t d, offset = 0
+    for d in range(nd):
+        offset += position[d] * cnp.PyArray_STRIDES(a)[d]
+    return cnp.PyArray_BYTES(a) + offset
 
 
 cdef bint _element_position(object idx, cnp.npy_intp* dims, Py_ssize_t nd, cnp.npy_intp* position) except -1:
