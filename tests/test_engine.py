@@ -8,6 +8,8 @@ run in one process whichever engine fastgrad itself selected.  Values are a priv
 subclass so that the boxes registered here never collide with ``fastgrad.numpy``'s.
 """
 
+import gc
+import sys
 import threading
 import weakref
 
@@ -346,6 +348,55 @@ def test_user_box_subclass_with_own_init_is_constructed_through_it(kit):
     eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g)})
     value, node = eng.trace(eng.VJPNode.new_root(), ident, Tagged(2.0))
     assert len(calls) == 2 and kit.backward_pass(1.0, node) == 1.0
+
+
+@pytest.mark.parametrize("layout", ["slots=()", "own slot", "instance dict", "own __new__"])
+def test_boxes_of_every_layout_hold_their_fields(kit, layout):
+    # the compiled engine allocates boxes of Box's own layout itself; other layouts (a slot
+    # or an instance dict of their own, a __new__) go through the type as before
+    eng = kit.eng
+
+    class Tagged(Val):
+        pass
+
+    body = {
+        "slots=()": {"__slots__": ()},
+        "own slot": {"__slots__": ("tag",)},
+        "instance dict": {},
+        "own __new__": {"__slots__": (), "__new__": lambda cls, *args: eng.Box.__new__(cls)},
+    }[layout]
+    TaggedBox = type("TaggedBox", (eng.Box,), dict(body))
+    TaggedBox.register(Tagged)
+    seen = []
+
+    def ident_raw(x):
+        return Tagged(x)
+
+    ident = eng.Primitive(ident_raw)
+    eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g * 3.0)})
+
+    def f(x):
+        box = ident(x)
+        seen.append(box)
+        return box
+
+    value, node = eng.trace(eng.VJPNode.new_root(), f, Tagged(2.0))
+    box = seen[0]
+    assert type(box) is TaggedBox and type(box._value) is Tagged and box._value == 2.0
+    assert box._node is node and box._trace >= 1 and kit.backward_pass(1.0, node) == 3.0
+    assert gc.is_tracked(box)  # (it may be in a reference cycle)
+    if layout == "own slot":
+        box.tag = "t"
+        assert box.tag == "t"
+    if layout == "instance dict":
+        box.note = 1
+        assert box.__dict__ == {"note": 1}
+    # a weak reference to it, and its value released with it (the node keeps the value)
+    ref, inner = weakref.ref(box), box._value
+    held = sys.getrefcount(inner)
+    del seen[:], box
+    gc.collect()
+    assert ref() is None and sys.getrefcount(inner) == held - 1
 
 
 def test_node_subclass_passed_to_trace_sees_every_primitive(kit):

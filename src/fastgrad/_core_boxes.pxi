@@ -44,16 +44,86 @@ cdef class Box:
 cdef object _cached_value_type = None
 cdef object _cached_box_type = None
 cdef bint _cached_plain = False
+cdef bint _cached_as_box = False   # and its boxes are allocated as Box's (fg_new_plain_box)
+
+
+cdef extern from *:
+    """
+    /* Where Box's fields are in its instances (0: not known; fg_find_box_fields). */
+    static Py_ssize_t fg_box_value_at, fg_box_trace_at, fg_box_node_at, fg_box_weakref_at;
+
+    /* Find them in ``probe``, a Box holding ``value``, ``trace`` and ``node`` (distinct
+       and unlike anything else in it): the words of the object after its header that hold
+       them.  A field not found once leaves its offset 0, and fg_allocates_as_box false. */
+    static void fg_find_box_fields(PyObject *probe, PyObject *value, long long trace, PyObject *node) {
+        Py_ssize_t at, size = Py_TYPE(probe)->tp_basicsize;
+        int found = 0;
+        for (at = sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= size; at += sizeof(void *)) {
+            char *p = (char *)probe + at;
+            if (*(PyObject **)p == value) { fg_box_value_at = at; found++; }
+            if (*(PyObject **)p == node) { fg_box_node_at = at; found++; }
+            if (*(long long *)p == trace) { fg_box_trace_at = at; found++; }
+        }
+        if (found != 3)
+            fg_box_value_at = fg_box_node_at = fg_box_trace_at = 0;
+        fg_box_weakref_at = Py_TYPE(probe)->tp_weaklistoffset;
+    }
+
+    /* A box of a type whose instances are Box's and are allocated and freed as Box's
+       (fg_allocates_as_box): allocated with its GC header, its four fields set once, then
+       tracked.  tp_new would zero the whole object (a memset call), store None in each
+       field, and _new_box would then replace them. */
+    static PyObject *fg_new_plain_box(PyObject *type, PyObject *value, long long trace, PyObject *node) {
+        PyObject *o = _PyObject_GC_New((PyTypeObject *)type);
+        char *p = (char *)o;
+        if (o == NULL)
+            return NULL;
+        Py_INCREF(value);
+        Py_INCREF(node);
+        *(PyObject **)(p + fg_box_value_at) = value;
+        *(long long *)(p + fg_box_trace_at) = trace;
+        *(PyObject **)(p + fg_box_node_at) = node;
+        *(PyObject **)(p + fg_box_weakref_at) = NULL;
+        PyObject_GC_Track(o);
+        return o;
+    }
+
+    /* Whether fg_new_plain_box may make instances of ``type``: Box's tp_new, the generic
+       allocator and GC free, Box's size (no field, slot or instance dict of its own), and
+       Box's four fields filling the object after its header. */
+    static int fg_allocates_as_box(PyObject *type, PyObject *box_type) {
+        PyTypeObject *t = (PyTypeObject *)type, *b = (PyTypeObject *)box_type;
+        int flat = fg_box_value_at == (Py_ssize_t)sizeof(PyObject)
+            && fg_box_trace_at == fg_box_value_at + (Py_ssize_t)sizeof(PyObject *)
+            && fg_box_node_at == fg_box_trace_at + (Py_ssize_t)sizeof(long long)
+            && fg_box_weakref_at == fg_box_node_at + (Py_ssize_t)sizeof(PyObject *)
+            && b->tp_basicsize == fg_box_weakref_at + (Py_ssize_t)sizeof(PyObject *);
+    #ifdef Py_TPFLAGS_MANAGED_DICT
+        if (t->tp_flags & Py_TPFLAGS_MANAGED_DICT)
+            return 0;
+    #endif
+        return flat && t->tp_new == b->tp_new && t->tp_alloc == PyType_GenericAlloc
+            && t->tp_free == PyObject_GC_Del && t->tp_basicsize == b->tp_basicsize
+            && t->tp_itemsize == 0 && t->tp_dictoffset == 0
+            && t->tp_weaklistoffset == fg_box_weakref_at && (t->tp_flags & Py_TPFLAGS_HAVE_GC);
+    }
+    """
+    void fg_find_box_fields(object probe, object value, long long trace, object node)
+    object fg_new_plain_box(object type, object value, long long trace, object node)
+    bint fg_allocates_as_box(object type, object box_type)
 
 
 cdef inline object _new_box(object value, long long trace, object node):
-    global _cached_value_type, _cached_box_type, _cached_plain
+    global _cached_value_type, _cached_box_type, _cached_plain, _cached_as_box
     tp = type(value)
     if tp is not _cached_value_type:
         found = PyDict_GetItem(_box_types, tp)
         box_type = <object>found if found is not NULL else _box_type_of_subclass(tp)
         _cached_value_type, _cached_box_type = tp, box_type
         _cached_plain = box_type in _plain_box_types
+        _cached_as_box = _cached_plain and fg_allocates_as_box(box_type, Box)
+    if _cached_as_box:
+        return fg_new_plain_box(_cached_box_type, value, trace, node)
     if not _cached_plain:
         return _cached_box_type(value, trace, node)
     cdef Box box = (<PyTypeObject*>_cached_box_type).tp_new(_cached_box_type, <PyObject*>_EMPTY, NULL)
@@ -72,6 +142,11 @@ cdef inline bint _is_box(object a):
     if tp is _float64 or tp is float or tp is _ndarray:
         return False
     return isinstance(a, Box)
+
+
+_probe_value, _probe_node = object(), object()
+fg_find_box_fields(Box(_probe_value, 0x5EED5EED5EED5EED, _probe_node), _probe_value, 0x5EED5EED5EED5EED, _probe_node)
+del _probe_value, _probe_node
 
 
 def new_box(value, trace, node):
