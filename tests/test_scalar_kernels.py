@@ -342,6 +342,7 @@ _SCATTER_CASES = {
     # what the kernel leaves to the rule: another dtype, NumPy integers, slices, arrays of
     # indices, a 0-d array, a non-finite sum (inf + -inf)
     "float32": (lambda x: x[0] * x[1], onp.array([1.5, 2.5], dtype=onp.float32)),
+    "byte-swapped": (lambda x: x[0] * x[1] + x[1], onp.array([1.5, 2.5], dtype=">f8")),
     "numpy int": (lambda x: x[onp.int64(1)] * 2.0, onp.array([1.0, 2.0])),
     "slice": (lambda x: np.sum(x[1:] * x[:-1]), onp.array([1.0, 2.0, 4.0])),
     "fancy": (lambda x: np.sum(x[[0, 0, 1]] ** 2), onp.array([1.0, 2.0])),

@@ -107,28 +107,22 @@ cdef object _element_of(object a, object idx):
     its bytes, as NumPy returns it.  None for anything else (NumPy indexes then, and raises
     its own errors)."""
     cdef cnp.npy_intp position[32]
-    cdef Py_ssize_t nd
+    cdef Py_ssize_t nd = _float64_dims(a)
     cdef double v
-    if type(a) is not _ndarray:
-        return None
-    nd = cnp.PyArray_NDIM(<cnp.ndarray>a)
-    if cnp.PyArray_TYPE(<cnp.ndarray>a) != cnp.NPY_DOUBLE or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a) \
-            or not 0 < nd <= 32:
-        return None
-    if not _element_position(idx, cnp.PyArray_DIMS(<cnp.ndarray>a), nd, position):
+    if nd == 0 or not _element_position(idx, cnp.PyArray_DIMS(<cnp.ndarray>a), nd, position):
         return None
     memcpy(&v, _element_at(<cnp.ndarray>a, position, nd), sizeof(double))   # (a may be unaligned)
     return fg_new_float64(_float64, v)
 
 
 cdef inline bint _cotangent_value(object g, double* out):
-    """The value of a float64 cotangent: a float64 scalar, or the 0-d float64 array that
-    grad seeds with (the Python rules give a float64 scalar for both)."""
+    """The value of a float64 cotangent: a float64 scalar, or the 0-d float64 array in
+    native byte order that grad seeds with (the Python rules give a float64 scalar for both)."""
     if type(g) is _float64:
         out[0] = PyFloat_AS_DOUBLE(g)
         return True
     if type(g) is _ndarray and cnp.PyArray_NDIM(<cnp.ndarray>g) == 0 \
-            and cnp.PyArray_TYPE(<cnp.ndarray>g) == cnp.NPY_DOUBLE:
+            and cnp.PyArray_TYPE(<cnp.ndarray>g) == cnp.NPY_DOUBLE and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>g):
         memcpy(out, cnp.PyArray_DATA(<cnp.ndarray>g), sizeof(double))
         return True
     return False
@@ -205,7 +199,7 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
     """For a node of ``A[idx]`` whose rule is indexing's transpose (A's zeros with g added
     at idx, a sparse cotangent): add g straight into the parent's pending sum, as that
     sparse cotangent's ``mut_add`` would, without making it.  Only where the result is the
-    same bits: A a float64 array, idx an int or a tuple of ints naming one element, g a
+    same bits: A a float64 array in native byte order (_float64_dims), idx an int or a tuple of ints naming one element, g a
     float64 or a float (or grad's 0-d seed), the sum not begun (it starts as A's zeros)
     or an array of A's layout the pass owns, and a finite sum (NumPy's scalar addition
     would warn otherwise).  False, changing nothing, where the rule must run."""
@@ -213,14 +207,14 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
     cdef cnp.npy_intp position[32]
     cdef Py_ssize_t nd
     cdef double gv, r
-    if node.nargs != 2 or node._kwargs is not None or type(node._arg0) is not _ndarray:
+    if node.nargs != 2 or node._kwargs is not None:
         return False
     if PyLong_AsSsize_t(<object>PyTuple_GET_ITEM(node.parent_argnums, 0)) != 0:
         return False   # the index is the boxed argument: its rule is another
-    a = <cnp.ndarray>node._arg0
-    nd = cnp.PyArray_NDIM(a)
-    if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not 0 < nd <= 32:
+    nd = _float64_dims(node._arg0)   # (a byte-swapped A's cotangent keeps A's byte order)
+    if nd == 0:
         return False
+    a = <cnp.ndarray>node._arg0
     if type(g) is float:
         gv = PyFloat_AS_DOUBLE(g)
     elif not _cotangent_value(g, &gv):
@@ -246,6 +240,18 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
     if pending is None:
         parent.pending, parent.owned = total, True
     return True
+
+
+cdef inline Py_ssize_t _float64_dims(object a):
+    """The number of dimensions of ``a`` when it is what the element kernels read and
+    write: an ndarray (not a subclass) of float64 in native byte order, with 1 to 32
+    dimensions.  0 for anything else."""
+    cdef Py_ssize_t nd
+    if type(a) is not _ndarray or cnp.PyArray_TYPE(<cnp.ndarray>a) != cnp.NPY_DOUBLE \
+            or not cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a):
+        return 0
+    nd = cnp.PyArray_NDIM(<cnp.ndarray>a)
+    return nd if nd <= 32 else 0
 
 
 cdef inline char* _element_at(cnp.ndarray a, cnp.npy_intp* position, Py_ssize_t nd):
