@@ -208,7 +208,11 @@ def test_squaring_kernel_matches_python_rule_bit_for_bit(key):
                         expected = _outcome(python_rule, (seed, ans, base, y))
                         got = _outcome(rule.one, (argnum, seed, ans, (base, y), None))
                         assert got == expected, (g, x, y)
-            if _clean(python_rule(onp.float64(g), onp.float64(x) ** 2, onp.float64(x), 2)):
+            # the kernel computes where the result is normal and g * x did not underflow
+            # (NumPy reports that under errstate(under=...): the rule runs then)
+            if _clean(python_rule(onp.float64(g), onp.float64(x) ** 2, onp.float64(x), 2)) and (
+                _clean(g * x) or g * x == 0 and (g == 0 or x == 0)
+            ):
                 for y in (2, 2.0):
                     assert engine.eval_rule_kernel(rule, argnum, onp.float64(g), 1.0, (onp.float64(x), y)) is not None
                 for y in (onp.float64(2.0), 3):
@@ -273,6 +277,33 @@ def test_errstate_raise_is_honoured_in_forward_and_backward():
     with onp.errstate(divide="raise"):
         with pytest.raises(FloatingPointError):
             grad(lambda x: np.log(x))(0.0)
+
+
+# programs whose gradient's value is normal, but where the first of the two operations of a
+# reverse rule underflows: tanh's ans * ans, sqrt's g * 0.5, x ** 2's g * x (g is the
+# constant the first factor is multiplied by; that first factor is 0 or 3 in the forward pass)
+_UNDERFLOW_INSIDE = {
+    "tanh": (lambda x: np.tanh(x) * 3.0, onp.float64(1e-160)),
+    "sqrt": (lambda x: (np.sqrt(x) - 1e-150) * 3e-308, onp.float64(1e-300)),
+    "square": (lambda x: (x**2 - 2.25) * 1.2e-308, onp.float64(1.5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_UNDERFLOW_INSIDE))
+def test_an_underflow_inside_a_reverse_rule_is_reported_as_numpy_does(case):
+    # the kernel checks its final result only: where its first operation underflows, it
+    # leaves the cotangent to the rule, whose NumPy operations report it
+    f, x = _UNDERFLOW_INSIDE[case]
+    for mode in ("raise", "warn", "ignore"):
+        outcomes = []
+        for g in (grad(f), lambda v: _without_kernels(grad(f), v)):
+            with onp.errstate(all="ignore", under=mode), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                outcome = _outcome(g, (x,))
+            outcomes.append((outcome, [str(w.message) for w in caught]))
+        assert outcomes[0] == outcomes[1], (mode, outcomes)
+        if mode == "raise":  # (the case does underflow)
+            assert outcomes[0][0][0] is FloatingPointError
 
 
 def test_subnormal_results_take_numpy_path():

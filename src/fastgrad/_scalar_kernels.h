@@ -268,12 +268,27 @@ static double fg_v_sin(double g, double ans, double x, double y) {              
 static double fg_v_cos(double g, double ans, double x, double y) {                           /* -g * sin(x) */
     return (-g) * fg_run_loop(&fg_loops[FG_SIN], x);
 }
-static double fg_v_tanh(double g, double ans, double x, double y) {                          /* g * (1 - ans * ans) */
-    return g * (1.0 - ans * ans);
+/* The kernels below do two operations.  The engine checks only the final result, so an
+   underflow in the first operation (NumPy reports it under np.errstate(under=...)) would
+   go unseen: where the first result is zero or subnormal from nonzero operands, they give
+   NaN, which sends the call to the Python rule.  (A first operation that overflows makes
+   the final result inf or nan, which the engine's check sees.) */
+static inline int fg_product_may_underflow(double t, double a, double b) {
+    return fabs(t) < DBL_MIN && a != 0.0 && b != 0.0;
 }
-static double fg_v_sqrt(double g, double ans, double x, double y) { return (g * 0.5) / ans; } /* g * 0.5 / ans */
-static double fg_v_square(double g, double ans, double x, double y) { return (g * 2.0) * x; } /* g * 2 * x */
-static double fg_v_power_2(double g, double ans, double x, double y) { return (g * x) * 2.0; } /* power, y 2: t * x * 2.0 */
+static double fg_v_tanh(double g, double ans, double x, double y) {                          /* g * (1 - ans * ans) */
+    double t = ans * ans;
+    return fg_product_may_underflow(t, ans, ans) ? NAN : g * (1.0 - t);
+}
+static double fg_v_sqrt(double g, double ans, double x, double y) {                          /* g * 0.5 / ans */
+    double t = g * 0.5;
+    return fg_product_may_underflow(t, g, 0.5) ? NAN : t / ans;
+}
+static double fg_v_square(double g, double ans, double x, double y) { return (g * 2.0) * x; } /* g * 2 * x (g * 2 is exact or inf) */
+static double fg_v_power_2(double g, double ans, double x, double y) {                       /* power, y 2: t * x * 2.0 */
+    double t = g * x;
+    return fg_product_may_underflow(t, g, x) ? NAN : t * 2.0;
+}
 
 typedef struct { const char *name; fg_vjp_kernel f; int reads; int loop; } fg_named_vjp;
 
