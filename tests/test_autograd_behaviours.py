@@ -575,6 +575,39 @@ def test_gradient_of_a_scalar_power_matches_autograd(ref):
         assert _bits(ours) == _bits(theirs)
 
 
+ANY_BASE = [2.0, onp.float64(2.0), onp.float32(2.0), 0.0, -0.0, onp.inf, onp.nan]
+NONZERO_BASE = [2.0, onp.float64(2.0), onp.float32(2.0), -3.0, onp.float64(-0.5)]  # (angle at 0: see coverage.md)
+CONSTANT_CASES = {  # functions constant in x (x**0) or on real x (imag, angle), and x + them
+    "x**0": (lambda np, x: x**0, ANY_BASE),
+    "x**0.0": (lambda np, x: x**0.0, ANY_BASE),
+    "power(x, 0)": (lambda np, x: np.power(x, 0), ANY_BASE),
+    "x + power(x, 0)": (lambda np, x: x + np.power(x, 0), ANY_BASE),
+    "power(1/x, 0.0)": (lambda np, x: np.power(1.0 / x, 0.0), ANY_BASE),
+    "imag(x) + x": (lambda np, x: np.imag(x) + x, ANY_BASE),
+    "imag(1/x) + x": (lambda np, x: np.imag(1.0 / x) + x, ANY_BASE),
+    "angle(x)": (lambda np, x: np.angle(x), NONZERO_BASE),
+    "angle(x) + x": (lambda np, x: np.angle(x) + x, NONZERO_BASE),
+}
+
+
+@pytest.mark.parametrize("case", list(CONSTANT_CASES))
+def test_gradient_of_a_constant_function_is_autograds(ag, np, ref, case):
+    # their rules give autograd's zero (power: y * x**1, imag and angle: the real part of a
+    # complex product), of the type the other rules give and nan where the cotangent or x
+    # is not finite: not the 0-d array of a gradient nothing reached
+    f, bases = CONSTANT_CASES[case]
+    xs = onp.array(bases[3:])
+    with onp.errstate(all="ignore"):
+        ours = [ag.grad(lambda x: f(np, x))(v) for v in bases]
+        theirs = [ref.grad(lambda x: f(ref.np, x))(v) for v in bases]
+        ours.append(ag.grad(lambda x: np.sum(f(np, x)))(xs))
+        theirs.append(ref.grad(lambda x: ref.np.sum(f(ref.np, x)))(xs))
+        ours.append(ag.make_jvp(lambda x: f(np, x))(onp.float64(2.0))(onp.float64(1.0))[1])
+        theirs.append(ref.make_jvp(lambda x: f(ref.np, x))(onp.float64(2.0))(onp.float64(1.0))[1])
+    assert _bits(ours) == _bits(theirs)
+    assert type(ours[1]) is onp.float64 and type(ours[2]) is onp.float32
+
+
 COMPLEX_OPERAND_CASES = {
     "1j*x": (lambda x: 1j * x, lambda v: onp.multiply(1j, v)),
     "x*1j": (lambda x: x * 1j, lambda v: onp.multiply(v, 1j)),

@@ -176,16 +176,30 @@ def _abs_forward(t, ans, x, *args, **kwargs):
 def_unary(anp.absolute, _abs_reverse, ANS_ARGS, forward=_abs_forward)
 def_unary(anp.fabs, _abs_reverse, ANS_ARGS, forward=_abs_forward)
 
+
+def _zero_on_reals(t):
+    """Re(-i t): what the rules of imag and angle, functions constant on the reals, give
+    for a real argument, as autograd's do: a zero of t's type (nan where t is not finite).
+    Not None (no contribution), which would leave the gradient the type of its other
+    contributions: grad's 0-d seed array, passed on by the x of imag(x) + x."""
+    return _real(anp.multiply(-1j, t))
+
+
 # real, imag: linear (over the reals); a complex x's cotangent is g + 0j, or -i g
 def_rules(anp.real, [lambda g, ans, x: unbroadcast(g, x)], ["same"], uses=ARGS)
-def_rules(anp.imag, [lambda g, ans, x: unbroadcast(-1j * g, x) if is_complex(x) else None], ["same"], uses=ARGS)
+def_rules(
+    anp.imag,
+    [lambda g, ans, x: unbroadcast(-1j * g if is_complex(x) else _zero_on_reals(g), x)],
+    ["same"],
+    uses=ARGS,
+)
 
 
 # angle = Im(log z): the cotangent -i g / z, the tangent Im(dz / z) (0 at z = 0); constant
 # on real arguments
 def _angle_vjp(g, ans, z, deg=False):
     if not is_complex(z):
-        return None
+        return unbroadcast(_zero_on_reals(g), z)
     if deg:
         g = g * (180.0 / _PI)
     zero = getval(z) == 0
@@ -196,7 +210,7 @@ def _angle_vjp(g, ans, z, deg=False):
 
 def _angle_jvp(t, ans, z, deg=False):
     if not is_complex(z):
-        return None
+        return fit(_zero_on_reals(t), ans)
     zero = getval(z) == 0
     if may_hold_true(zero):
         d = _where(zero, 0.0, _imag(t / _where(zero, 1.0, z)))
@@ -232,10 +246,12 @@ def_elementwise(anp.fmod, lambda t, ans, x, y: t, lambda t, ans, x, y: -t * _tru
 
 
 def _power_deriv_base(x, y, power):
-    """d(x**y)/dx = y x**(y-1); 0 where x == 0 and y == 0 (x**0 is constant), not 0 * inf."""
+    """d(x**y)/dx = y x**(y-1); 0 where x == 0 and y == 0 (x**0 is constant), not 0 * inf.
+    For a number y == 0 that is y * x, as autograd computes it (y * x**1): a zero of the
+    type the other exponents give, nan where x is nan or infinite."""
     if type(y) is float or type(y) is int:
         if y == 0:
-            return None
+            return y * x
         if y == 2:
             return x * 2.0
         return y * power(x, y - 1)
@@ -248,7 +264,7 @@ def _power_base(t, ans, x, y):
     x, y = arrays_for_lists((x, y))
     if type(y) is float or type(y) is int:
         if y == 0:
-            return None
+            return t * y * x  # (autograd's t * y * x**1, in its order)
         if y == 2:
             d = t * x  # (t * x) * 2.0, the second product in place
             if type(d) is _ndarray:
@@ -261,8 +277,7 @@ def _power_base(t, ans, x, y):
 
 def _float_power_base(t, ans, x, y):
     x, y = arrays_for_lists((x, y))
-    d = _power_deriv_base(x, y, anp.float_power)
-    return None if d is None else t * d
+    return t * _power_deriv_base(x, y, anp.float_power)
 
 
 def _log_base(x):
