@@ -101,8 +101,10 @@ def_unary(anp.exp, lambda t, ans, x, *args, **kwargs: t * ans, ANS)
 def_unary(anp.exp2, lambda t, ans, x, *args, **kwargs: t * ans * _LOG2, ANS)
 def_unary(anp.expm1, lambda t, ans, x, *args, **kwargs: t * (ans + 1), ANS)
 def_unary(anp.log, lambda t, ans, x, *args, **kwargs: t / x)
-def_unary(anp.log2, lambda t, ans, x, *args, **kwargs: t / (x * _LOG2))
-def_unary(anp.log10, lambda t, ans, x, *args, **kwargs: t / (x * _LOG10))
+# (t / x / log(b), autograd's order and bits: t / (x * log(b)) would underflow for x below
+# about 3e-308, and NumPy would report it)
+def_unary(anp.log2, lambda t, ans, x, *args, **kwargs: t / x / _LOG2)
+def_unary(anp.log10, lambda t, ans, x, *args, **kwargs: t / x / _LOG10)
 def_unary(anp.log1p, lambda t, ans, x, *args, **kwargs: _t_over(t, x + 1))
 
 
