@@ -284,7 +284,8 @@ static double fg_v_sqrt(double g, double ans, double x, double y) {             
     double t = g * 0.5;
     return fg_product_may_underflow(t, g, 0.5) ? NAN : t / ans;
 }
-static double fg_v_square(double g, double ans, double x, double y) { return (g * 2.0) * x; } /* g * 2 * x (g * 2 is exact or inf) */
+/* (g * 2 is exact, or inf) */
+static double fg_v_square(double g, double ans, double x, double y) { return (g * 2.0) * x; } /* g * 2 * x */
 static double fg_v_power_2(double g, double ans, double x, double y) {                       /* power, y 2: t * x * 2.0 */
     double t = g * x;
     return fg_product_may_underflow(t, g, x) ? NAN : t * 2.0;

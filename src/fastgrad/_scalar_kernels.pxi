@@ -122,7 +122,8 @@ cdef inline bint _cotangent_value(object g, double* out):
         out[0] = PyFloat_AS_DOUBLE(g)
         return True
     if type(g) is _ndarray and cnp.PyArray_NDIM(<cnp.ndarray>g) == 0 \
-            and cnp.PyArray_TYPE(<cnp.ndarray>g) == cnp.NPY_DOUBLE and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>g):
+            and cnp.PyArray_TYPE(<cnp.ndarray>g) == cnp.NPY_DOUBLE \
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>g):
         memcpy(out, cnp.PyArray_DATA(<cnp.ndarray>g), sizeof(double))
         return True
     return False
@@ -199,10 +200,11 @@ cdef bint _added_at_index(VJPNode node, VJPNode parent, object g) except -1:
     """For a node of ``A[idx]`` whose rule is indexing's transpose (A's zeros with g added
     at idx, a sparse cotangent): add g straight into the parent's pending sum, as that
     sparse cotangent's ``mut_add`` would, without making it.  Only where the result is the
-    same bits: A a float64 array in native byte order (_float64_dims), idx an int or a tuple of ints naming one element, g a
-    float64 or a float (or grad's 0-d seed), the sum not begun (it starts as A's zeros)
-    or an array of A's layout the pass owns, and a finite sum (NumPy's scalar addition
-    would warn otherwise).  False, changing nothing, where the rule must run."""
+    same bits: A a float64 array in native byte order (_float64_dims), idx an int or a
+    tuple of ints naming one element, g a float64 or a float (or grad's 0-d seed), the sum
+    not begun (it starts as A's zeros) or an array of A's layout the pass owns, and a
+    finite sum (NumPy's scalar addition would warn otherwise).  False, changing nothing,
+    where the rule must run."""
     cdef cnp.ndarray a, total
     cdef cnp.npy_intp position[32]
     cdef Py_ssize_t nd
