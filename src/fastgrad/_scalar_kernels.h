@@ -46,7 +46,9 @@ typedef double (*fg_vjp_kernel)(double g, double ans, double x, double y);
 
 static inline int fg_is_clean(double r) {
     double a = fabs(r);
-    return a >= DBL_MIN && a <= DBL_MAX;   /* false for nan too */
+    /* false for nan too; and for DBL_MIN itself, which a product just below it rounds up to
+       with the underflow flag raised where the CPU detects tininess before rounding (x86) */
+    return a > DBL_MIN && a <= DBL_MAX;
 }
 
 /* ---- NumPy's loops -------------------------------------------------------------------- */
@@ -274,7 +276,7 @@ static double fg_v_cos(double g, double ans, double x, double y) {              
    NaN, which sends the call to the Python rule.  (A first operation that overflows makes
    the final result inf or nan, which the engine's check sees.) */
 static inline int fg_product_may_underflow(double t, double a, double b) {
-    return fabs(t) < DBL_MIN && a != 0.0 && b != 0.0;
+    return fabs(t) <= DBL_MIN && a != 0.0 && b != 0.0;
 }
 static double fg_v_tanh(double g, double ans, double x, double y) {                          /* g * (1 - ans * ans) */
     double t = ans * ans;

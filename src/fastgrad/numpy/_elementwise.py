@@ -41,8 +41,10 @@ from ._shapes import (
 
 _ndarray = onp.ndarray
 _same_layout = _engine.same_layout
-_LOG2 = math.log(2.0)
-_LOG10 = math.log(10.0)
+# NumPy's log of the base, as autograd's rules take it (the C library's may differ by an ulp
+# from a NumPy whose SIMD log is not correctly rounded there: NumPy 1.25 with AVX-512, log(10))
+_LOG2 = float(onp.log(2.0))
+_LOG10 = float(onp.log(10.0))
 _PI = math.pi
 
 # primitives used by the rules, bound once
