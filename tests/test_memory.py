@@ -7,6 +7,9 @@ never with timings.
 
 import gc
 import math
+import os
+import platform
+import sys
 import weakref
 
 import numpy as onp
@@ -425,6 +428,42 @@ def test_large_buffers_are_reused_during_a_call_and_none_kept_after_it():
     t.join()
     assert names[0] == "default_allocator" and names[2] == "fastgrad_buffer_cache"
     assert names[1] == pytest.approx(float(onp.sum(expected)), rel=1e-12)
+
+
+def _resident_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _kernel_has_populate_write():
+    release = platform.release().split("-")[0].split(".")
+    return tuple(int(p) for p in release[:2] if p.isdigit()) >= (5, 14)
+
+
+@pytest.mark.skipif(not _buffer_cache_built(), reason="the buffer cache is C code of fastgrad._core, not built here")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prefaulting is Linux's madvise(MADV_POPULATE_WRITE)")
+def test_a_fresh_large_buffer_is_faulted_in_at_once_inside_a_call_only():
+    # 40 MB: above glibc's largest mmap threshold, so always fresh pages from the kernel
+    n = 5_000_000
+    growth = {}
+
+    def f(x):
+        before = _resident_bytes()
+        buffer = onp.empty(n)
+        growth["inside"] = _resident_bytes() - before
+        del buffer
+        return x * x
+
+    assert ag.grad(f)(3.0) == 6.0
+    before = _resident_bytes()
+    buffer = onp.empty(n)
+    growth["outside"] = _resident_bytes() - before
+    del buffer
+    if _kernel_has_populate_write():
+        assert growth["inside"] >= 0.95 * n * 8  # resident before the array's first write
+    else:
+        assert growth["inside"] < 0.5 * n * 8  # the advice is missing: left to page faults
+    assert growth["outside"] < 0.5 * n * 8  # NumPy's default allocator: faulted in on use
 
 
 # ---------------------------------------------------------------------------
