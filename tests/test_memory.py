@@ -467,6 +467,104 @@ def test_a_fresh_large_buffer_is_faulted_in_at_once_inside_a_call_only():
 
 
 # ---------------------------------------------------------------------------
+# a large graph's Python objects in huge-page regions (_arena_regions.h, compiled module)
+
+
+def _arena_regions():
+    from fastgrad._core import arena_regions_state
+
+    return arena_regions_state()
+
+
+def _scalar_chain(n, at_the_end=None):
+    def f(x):
+        for _ in range(n):
+            x = x * FACTOR
+        if at_the_end is not None:
+            at_the_end()
+        return x
+
+    return f
+
+
+@pytest.mark.skipif(not _buffer_cache_built(), reason="the arena allocator is C code of fastgrad._core, not built here")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="huge-page regions are Linux's madvise(MADV_HUGEPAGE)")
+def test_a_large_graph_takes_arenas_from_regions_and_keeps_none_after_the_call():
+    seen = []
+    n = 200_000  # about 35 MB of nodes: dozens of Python arenas
+    big = _scalar_chain(n, lambda: seen.append(_arena_regions()))
+    assert ag.grad(big)(1.0) == pytest.approx(FACTOR**n, rel=1e-12)
+    regions, live = seen[0]
+    assert regions >= 5 and live >= regions  # while building: regions, each holding arenas
+    plain = _scalar_chain(n)  # (a call that stores nothing: an object kept pins its arena)
+    for _ in range(2):  # (the first calls leave some caches of their own behind)
+        ag.grad(plain)(1.0)
+    after_first = _arena_regions()
+    resident_after_first = _resident_bytes()
+    for _ in range(5):
+        assert ag.grad(plain)(1.0) == pytest.approx(FACTOR**n, rel=1e-12)
+    # only regions holding objects that outlived a call remain, and calls do not add to them
+    # (give or take the one empty arena CPython may keep for reuse)
+    regions, live = _arena_regions()
+    assert regions <= after_first[0] + 1 and live <= after_first[1] + 1
+    assert regions <= live
+    assert _resident_bytes() - resident_after_first < 4 * 2**20
+    # a small call uses CPython's arenas alone
+    seen.clear()
+    assert ag.grad(_scalar_chain(1000, lambda: seen.append(_arena_regions())))(1.0) == pytest.approx(FACTOR**1000)
+    assert seen == [_arena_regions()]
+
+
+@pytest.mark.skipif(not _buffer_cache_built(), reason="the arena allocator is C code of fastgrad._core, not built here")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="huge-page regions are Linux's madvise(MADV_HUGEPAGE)")
+def test_objects_made_in_a_call_outlive_it_in_their_region_until_freed():
+    kept = []
+
+    def stash():  # late in the forward pass, when arenas come from regions
+        kept.append([float(i) + 0.5 for i in range(300_000)])
+
+    ag.grad(_scalar_chain(100_000))(1.0)
+    before = _arena_regions()
+    ag.grad(_scalar_chain(100_000, stash))(1.0)
+    regions, live = _arena_regions()
+    assert live >= before[1] + 5  # the stash's arenas (about 9 MB) outlived the call
+    assert sum(kept[0]) == pytest.approx(300_000**2 / 2)
+    kept.clear()
+    # their arenas are freed with them (but for pools that other objects took meanwhile,
+    # as in CPython's own arenas), and no region is kept without a live arena
+    regions_after, live_after = _arena_regions()
+    assert live_after <= live - 5
+    assert regions_after <= live_after
+
+
+@pytest.mark.skipif(not _buffer_cache_built(), reason="the arena allocator is C code of fastgrad._core, not built here")
+def test_threads_building_large_graphs_at_once_share_the_regions():
+    import threading
+
+    n = 100_000
+    results, errors = [], []
+    start = threading.Barrier(2)
+
+    def work():
+        try:
+            start.wait(30)
+            for _ in range(3):
+                results.append(ag.grad(_scalar_chain(n))(1.0))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors and len(results) == 6
+    assert all(r == pytest.approx(FACTOR**n, rel=1e-12) for r in results)
+    regions, live = _arena_regions()
+    assert regions <= live  # no region without a live arena was kept
+
+
+# ---------------------------------------------------------------------------
 # rules that read only an argument's shape and dtype do not keep a large array there
 # (autograd's rules close over the metadata only: x = x + 1 over big arrays frees each x)
 

@@ -72,6 +72,15 @@ def _state_in_child():
         failures.append("a wrong gradient in the child")
     if not gc.isenabled() or engine.buffer_cache_state()[1:] != (0, 0, 0):
         failures.append("the child's gradient left state behind")
+
+    # a graph large enough to take Python's arenas from huge-page regions
+    def chain(x):
+        for _ in range(100_000):
+            x = x * 1.0000001
+        return x
+
+    if abs(fastgrad.grad(chain)(1.0) - 1.0000001**100_000) > 1e-9:
+        failures.append("a wrong gradient of a large graph in the child")
     # a recompute block of the child's own (its set of replayable primitives, its policy)
     with fastgrad.recompute(every=2, min_bytes=0):
         g2 = fastgrad.grad(lambda x: np.sum(np.tanh(np.sin(x) * x)))(x)

@@ -21,6 +21,15 @@ cdef extern from *:
     Py_ssize_t fg_thread_pauses
 
 
+cdef extern from "_arena_regions.h":
+    void fg_regions_begin()
+    void fg_regions_end()
+    void fg_regions_after_fork()
+    bint fg_regions_active()
+    Py_ssize_t fg_regions_count()
+    Py_ssize_t fg_regions_live_arenas()
+
+
 cdef extern from "_buffer_cache.h":
     void fg_cache_begin()
     void fg_cache_end()
@@ -32,17 +41,29 @@ cdef extern from "_buffer_cache.h":
     bint fg_cache_installed()
 
 
+cdef inline void _memory_begin():
+    """This thread enters its outermost differentiation: large array buffers it frees are
+    kept for reuse (_buffer_cache.h), and once its graph needs many of Python's arenas, they
+    come from huge-page regions (_arena_regions.h)."""
+    fg_cache_begin()
+    fg_regions_begin()
+
+
+cdef inline void _memory_end():
+    fg_regions_end()
+    fg_cache_end()
+
+
 def pause_gc():
     """Stop the cyclic collector until the matching resume_gc (counted, so nested and
-    concurrent differentiations restore it exactly once), and keep the large array buffers
-    this thread frees for reuse while it is inside a differentiation (_buffer_cache.h).
-    Atomic under the GIL."""
+    concurrent differentiations restore it exactly once), and manage this thread's memory
+    while it is inside a differentiation (_memory_begin).  Atomic under the GIL."""
     global _gc_pauses, _gc_was_enabled, fg_thread_pauses
     if _gc_pauses == 0:
         _gc_was_enabled = PyGC_Disable()
     _gc_pauses += 1
     if fg_thread_pauses == 0:
-        fg_cache_begin()
+        _memory_begin()
     fg_thread_pauses += 1
 
 
@@ -54,7 +75,7 @@ def resume_gc():
         if _gc_pauses == 0 and _gc_was_enabled:
             PyGC_Enable()
         if fg_thread_pauses == 0:
-            fg_cache_end()
+            _memory_end()
 
 
 def _after_fork_in_child():
@@ -66,6 +87,7 @@ def _after_fork_in_child():
         if _gc_pauses == 0 and _gc_was_enabled:
             PyGC_Enable()
     fg_cache_after_fork()
+    fg_regions_after_fork()
 
 
 if hasattr(_os, "register_at_fork"):
@@ -74,14 +96,15 @@ if hasattr(_os, "register_at_fork"):
 
 def buffer_cache_begin():
     """The pure engine's thread enters its outermost differentiation: keep the large buffers
-    it frees (it has no C of its own; the cache is an allocator, not part of the engine)."""
-    fg_cache_begin()
+    it frees, and take a large graph's arenas from huge-page regions (it has no C of its
+    own; these are allocators, not part of the engine)."""
+    _memory_begin()
 
 
 def buffer_cache_end():
     """That thread leaves it (an extra call does nothing); after the last thread's, the kept
     buffers are freed."""
-    fg_cache_end()
+    _memory_end()
 
 
 def buffer_cache_release():
@@ -92,6 +115,14 @@ def buffer_cache_release():
 def buffer_cache_state():
     """(handler installed, threads inside a differentiation, buffers kept, bytes kept)."""
     return fg_cache_installed(), fg_cache_user_count(), fg_cache_kept_count(), fg_cache_kept_total()
+
+
+def arena_regions_state():
+    """(regions in use, Python arenas live in them): none once the objects of a gradient
+    call's graph are freed (_arena_regions.h); (0, 0) where the allocator is not installed."""
+    if not fg_regions_active():
+        return 0, 0
+    return fg_regions_count(), fg_regions_live_arenas()
 
 
 def gc_pause_depth():

@@ -11,11 +11,13 @@ import os
 import threading
 
 # The buffer cache is a NumPy memory handler written in C (_buffer_cache.h, in the
-# compiled module).  It is an allocator, not part of the engine, so this engine uses it
-# too when the compiled module is built: glibc otherwise hands big blocks back to the
-# kernel and faults fresh pages in.
+# compiled module), and so is the arena allocator that puts a large graph's Python objects
+# in huge pages (_arena_regions.h).  They are allocators, not part of the engine, so this
+# engine uses them too when the compiled module is built: the kernel otherwise faults
+# fresh pages in, one at a time, at every call.
 try:
-    from ._core import buffer_cache_begin, buffer_cache_end, buffer_cache_release, buffer_cache_state
+    from ._core import arena_regions_state, buffer_cache_begin, buffer_cache_end, buffer_cache_release
+    from ._core import buffer_cache_state
 except ImportError:
 
     def buffer_cache_begin():
@@ -26,6 +28,10 @@ except ImportError:
     def buffer_cache_state():
         """Without the compiled module no buffers are kept: (installed, users, kept, bytes)."""
         return False, 0, 0, 0
+
+    def arena_regions_state():
+        """Without the compiled module Python's arenas are its own: (regions, live arenas)."""
+        return 0, 0
 
 
 _gc_lock = threading.Lock()

@@ -17,7 +17,7 @@ import threading
 from numpy import broadcast_to as _broadcast_to, float64, ndarray, zeros as _zeros
 
 from ._core_seam import Hooks, bind, _bound, scalar_kernel_names  # noqa: F401
-from ._core_gc import GCPause, buffer_cache_begin, buffer_cache_end, buffer_cache_release  # noqa: F401
+from ._core_gc import GCPause, arena_regions_state, buffer_cache_begin, buffer_cache_end, buffer_cache_release  # noqa: F401
 from ._core_gc import buffer_cache_state, gc_pause_depth, pause_gc, resume_gc  # noqa: F401
 from ._core_blocks import RecomputeBlock, open_recompute_blocks, recompute_policies  # noqa: F401
 from ._core_boxes import ArithmeticBox, Box, getval, isbox, new_box, use_compiled_operators  # noqa: F401
