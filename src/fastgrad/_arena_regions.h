@@ -3,15 +3,16 @@
  * CPython keeps small objects (boxes, nodes, floats, tuples) in arenas of 1 MiB (256 KiB
  * before 3.10) that it maps from the kernel and unmaps as soon as one is empty.  A gradient
  * over a graph of 10^5 nodes fills about 17 arenas in its forward pass and empties them in
- * its backward pass, so every call faults each 4 KiB page of them in anew: about a fifth of
- * the time of such a call (one fault per page costs more than a node).
+ * its backward pass, so every call faults each 4 KiB page of them in anew: more than a
+ * quarter of the time of such a call.
  *
  * fastgrad installs this arena allocator (PyObject_SetArenaAllocator) at the first gradient
  * call.  It forwards every request to the allocator it replaced, except a request from a
  * thread inside a gradient call that has already taken FG_ARENAS_BEFORE_REGIONS arenas in
  * that call: such arenas are cut, one after another, out of 2 MiB regions aligned to 2 MiB
  * and advised MADV_HUGEPAGE, so that the kernel can fault a region in as one huge page.
- * Small calls never get there, and pay nothing but a counter.
+ * A call that needs at most one fresh arena (most calls need none: they reuse the pools
+ * earlier objects freed) never gets there, and pays nothing but a counter.
  *
  * Nothing is kept: a region is unmapped when the last of its arenas is freed, and an arena
  * freed while its region still holds another is handed back to the kernel at once
@@ -44,7 +45,7 @@
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_DONTNEED)
 
 #define FG_REGION_BYTES ((size_t)2 << 20)
-#define FG_ARENAS_BEFORE_REGIONS 4
+#define FG_ARENAS_BEFORE_REGIONS 1
 
 typedef struct {
     char *base;
