@@ -440,8 +440,16 @@ def _kernel_has_populate_write():
     return tuple(int(p) for p in release[:2] if p.isdigit()) >= (5, 14)
 
 
+def _malloc_is_a_sanitizers():
+    """ASan and valgrind replace malloc: a large block need not come fresh from the kernel."""
+    with open("/proc/self/maps") as f:
+        maps = f.read()
+    return "libasan" in maps or "vgpreload" in maps
+
+
 @pytest.mark.skipif(not _buffer_cache_built(), reason="the buffer cache is C code of fastgrad._core, not built here")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prefaulting is Linux's madvise(MADV_POPULATE_WRITE)")
+@pytest.mark.skipif(sys.platform.startswith("linux") and _malloc_is_a_sanitizers(), reason="malloc is a sanitizer's")
 def test_a_fresh_large_buffer_is_faulted_in_at_once_inside_a_call_only():
     # 40 MB: above glibc's largest mmap threshold, so always fresh pages from the kernel
     n = 5_000_000
@@ -476,6 +484,11 @@ def _arena_regions():
     return arena_regions_state()
 
 
+# (PYTHONMALLOC=malloc, as under ASan and valgrind, puts every object in a malloc block: no
+# arenas; the interpreter then counts no blocks of its own)
+_no_arenas = pytest.mark.skipif(sys.getallocatedblocks() == 0, reason="Python runs without its arenas (PYTHONMALLOC)")
+
+
 def _scalar_chain(n, at_the_end=None):
     def f(x):
         for _ in range(n):
@@ -489,6 +502,7 @@ def _scalar_chain(n, at_the_end=None):
 
 @pytest.mark.skipif(not _buffer_cache_built(), reason="the arena allocator is C code of fastgrad._core, not built here")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="huge-page regions are Linux's madvise(MADV_HUGEPAGE)")
+@_no_arenas
 def test_a_large_graph_takes_arenas_from_regions_and_keeps_none_after_the_call():
     seen = []
     n = 200_000  # about 35 MB of nodes: dozens of Python arenas
@@ -517,6 +531,7 @@ def test_a_large_graph_takes_arenas_from_regions_and_keeps_none_after_the_call()
 
 @pytest.mark.skipif(not _buffer_cache_built(), reason="the arena allocator is C code of fastgrad._core, not built here")
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="huge-page regions are Linux's madvise(MADV_HUGEPAGE)")
+@_no_arenas
 def test_objects_made_in_a_call_outlive_it_in_their_region_until_freed():
     kept = []
 

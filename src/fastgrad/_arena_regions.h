@@ -32,10 +32,12 @@
 #include <string.h>
 #include "pythread.h"
 
+#ifndef FG_THREAD_LOCAL   /* (_buffer_cache.h defines it too) */
 #if defined(_MSC_VER)
-#define FG_REGIONS_THREAD_LOCAL __declspec(thread)
+#define FG_THREAD_LOCAL __declspec(thread)
 #else
-#define FG_REGIONS_THREAD_LOCAL __thread
+#define FG_THREAD_LOCAL __thread
+#endif
 #endif
 
 #if defined(__linux__)
@@ -60,8 +62,8 @@ static PyThread_type_lock fg_region_lock = NULL;
 static fg_region *fg_regions = NULL;
 static Py_ssize_t fg_nregions = 0, fg_region_capacity = 0;
 static Py_ssize_t fg_filling = -1;             /* the region arenas are cut from, or -1 */
-static FG_REGIONS_THREAD_LOCAL int fg_region_thread_inside = 0;
-static FG_REGIONS_THREAD_LOCAL Py_ssize_t fg_arenas_this_call = 0;
+static FG_THREAD_LOCAL int fg_region_thread_inside = 0;
+static FG_THREAD_LOCAL Py_ssize_t fg_arenas_this_call = 0;
 
 /* A new region (lock held): its index, or -1 (the caller then uses the base allocator). */
 static Py_ssize_t fg_region_open(size_t arena_size) {
@@ -93,8 +95,8 @@ static Py_ssize_t fg_region_open(size_t arena_size) {
 static void fg_region_close(Py_ssize_t i) {
     munmap(fg_regions[i].base, FG_REGION_BYTES);
     fg_regions[i] = fg_regions[--fg_nregions];
-    if (fg_filling == fg_nregions) fg_filling = i;
-    else if (fg_filling == i) fg_filling = -1;
+    if (fg_filling == i) fg_filling = -1;
+    else if (fg_filling == fg_nregions) fg_filling = i;
 }
 
 static void *fg_region_arena_alloc(void *ctx, size_t size) {
