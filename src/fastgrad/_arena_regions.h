@@ -39,13 +39,7 @@
 #include <string.h>
 #include "pythread.h"
 
-#ifndef FG_THREAD_LOCAL   /* (_buffer_cache.h defines it too) */
-#if defined(_MSC_VER)
-#define FG_THREAD_LOCAL __declspec(thread)
-#else
-#define FG_THREAD_LOCAL __thread
-#endif
-#endif
+#include "_thread_local.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>

@@ -41,13 +41,7 @@
 #endif
 #endif
 
-#ifndef FG_THREAD_LOCAL   /* (_arena_regions.h defines it too) */
-#if defined(_MSC_VER)
-#define FG_THREAD_LOCAL __declspec(thread)
-#else
-#define FG_THREAD_LOCAL __thread
-#endif
-#endif
+#include "_thread_local.h"
 
 #define FG_CACHE_MIN_BYTES ((size_t)1 << 17)   /* 128 KiB: glibc's default mmap threshold */
 #define FG_CACHE_SLOTS 32
