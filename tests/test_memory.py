@@ -7,7 +7,6 @@ never with timings.
 
 import gc
 import math
-import os
 import platform
 import sys
 import weakref
@@ -18,6 +17,7 @@ import pytest
 from conftest import import_target
 from gradcheck import assert_tree_allclose, check_grads
 from numpy_versions import has_numpy
+from run import rss_bytes  # benchmarks/run.py
 from traced_peak import peak_traced_bytes
 
 ag = import_target()
@@ -430,11 +430,6 @@ def test_large_buffers_are_reused_during_a_call_and_none_kept_after_it():
     assert names[1] == pytest.approx(float(onp.sum(expected)), rel=1e-12)
 
 
-def _resident_bytes():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def _kernel_has_populate_write():
     release = platform.release().split("-")[0].split(".")
     return tuple(int(p) for p in release[:2] if p.isdigit()) >= (5, 14)
@@ -456,16 +451,16 @@ def test_a_fresh_large_buffer_is_faulted_in_at_once_inside_a_call_only():
     growth = {}
 
     def f(x):
-        before = _resident_bytes()
+        before = rss_bytes()
         buffer = onp.empty(n)
-        growth["inside"] = _resident_bytes() - before
+        growth["inside"] = rss_bytes() - before
         del buffer
         return x * x
 
     assert ag.grad(f)(3.0) == 6.0
-    before = _resident_bytes()
+    before = rss_bytes()
     buffer = onp.empty(n)
-    growth["outside"] = _resident_bytes() - before
+    growth["outside"] = rss_bytes() - before
     del buffer
     if _kernel_has_populate_write():
         assert growth["inside"] >= 0.95 * n * 8  # resident before the array's first write
@@ -515,7 +510,7 @@ def test_a_large_graph_takes_arenas_from_regions_and_keeps_none_after_the_call()
     for _ in range(2):  # (the first calls leave some caches of their own behind)
         ag.grad(plain)(1.0)
     after_first = _arena_regions()
-    resident_after_first = _resident_bytes()
+    resident_after_first = rss_bytes()
     for _ in range(5):
         assert ag.grad(plain)(1.0) == pytest.approx(FACTOR**n, rel=1e-12)
     # only regions holding objects that outlived a call remain, and calls do not add to them
@@ -523,7 +518,7 @@ def test_a_large_graph_takes_arenas_from_regions_and_keeps_none_after_the_call()
     regions, live = _arena_regions()
     assert regions <= after_first[0] + 1 and live <= after_first[1] + 1
     assert regions <= live
-    assert _resident_bytes() - resident_after_first < 4 * 2**20
+    assert rss_bytes() - resident_after_first < 4 * 2**20
     # a small call uses CPython's arenas alone
     seen.clear()
     assert ag.grad(_scalar_chain(1000, lambda: seen.append(_arena_regions())))(1.0) == pytest.approx(FACTOR**1000)
