@@ -60,11 +60,25 @@ cdef extern from "_scalar_kernels.h":
 cdef extern from *:
     """
     /* A NumPy float64 scalar holding v: float64 subclasses Python's float and shares its
-       layout, so the value goes where PyFloat_AS_DOUBLE reads it. */
+       layout, so the value goes where PyFloat_AS_DOUBLE reads it.  NumPy's scalars come
+       from PyObject_Malloc and go back by PyObject_Free (its tp_free); its tp_alloc also
+       zeroes the block, which is not needed when every field is written here, as it is
+       for a float64 of that layout (no GC header, no items). */
     static PyObject *fg_new_float64(PyObject *float64_type, double v) {
         PyTypeObject *t = (PyTypeObject *)float64_type;
-        PyObject *o = t->tp_alloc(t, 0);
-        if (o != NULL) ((PyFloatObject *)o)->ob_fval = v;
+        PyObject *o;
+        if (t->tp_basicsize == (Py_ssize_t)sizeof(PyFloatObject) && t->tp_itemsize == 0
+                && !(t->tp_flags & Py_TPFLAGS_HAVE_GC)) {
+            o = (PyObject *)PyObject_Malloc(sizeof(PyFloatObject));
+            if (o == NULL)
+                return PyErr_NoMemory();
+            PyObject_Init(o, t);
+        } else {
+            o = t->tp_alloc(t, 0);
+            if (o == NULL)
+                return NULL;
+        }
+        ((PyFloatObject *)o)->ob_fval = v;
         return o;
     }
     """
