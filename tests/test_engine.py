@@ -399,6 +399,60 @@ def test_boxes_of_every_layout_hold_their_fields(kit, layout):
     assert ref() is None and sys.getrefcount(inner) == held - 1
 
 
+@pytest.mark.parametrize("where", ["on the class", "on a subclass of a class in use", "added after the first box"])
+def test_box_finalizers_run_and_each_box_gives_back_its_class_reference(kit, where):
+    # the compiled engine frees the boxes of a plain Box subclass itself (not through the
+    # class's generic deallocator): a __del__ of such a class, of its subclass, or one given
+    # to it once boxes exist still runs once per box, weak references die with the box, and
+    # each box drops the reference to its class that it held
+    eng = kit.eng
+    finalized = []
+
+    class Tagged(Val):
+        pass
+
+    def finalizer(self):
+        finalized.append(self._value)
+
+    ident = eng.Primitive(lambda x: Tagged(x))
+    eng.primitive_vjps[ident] = eng.VJPRule(ident, {0: (eng.DIRECT, lambda g, ans, x: g * 3.0)})
+    kept = []
+
+    def traced(box_class):
+        def f(x):
+            kept.append(ident(x))
+            return kept[-1]
+
+        box_class.register(Tagged)
+        value, node = eng.trace(eng.VJPNode.new_root(), f, Tagged(2.0))
+        assert type(kept[-1]) is box_class and kit.backward_pass(1.0, node) == 3.0
+
+    plain = type("PlainBox", (eng.Box,), {"__slots__": ()})
+    if where == "on the class":
+        box_class = type("PlainBox", (eng.Box,), {"__slots__": (), "__del__": finalizer})
+    elif where == "on a subclass of a class in use":
+        traced(plain)
+        kept.clear()
+        box_class = type("LoggedBox", (plain,), {"__slots__": (), "__del__": finalizer})
+    else:
+        box_class = plain
+    traced(box_class)
+    kept.clear()
+    gc.collect()
+    finalized.clear()
+    references = sys.getrefcount(box_class)  # (the engine's caches hold theirs by now)
+    traced(box_class)
+    if where == "added after the first box":
+        box_class.__del__ = finalizer
+    ref = weakref.ref(kept[-1])
+    kept.clear()
+    gc.collect()
+    # the trace's root box (freed with the trace) and the box kept, or only the latter when
+    # __del__ came after the former was freed
+    assert ref() is None and finalized == ([2.0] if where == "added after the first box" else [2.0, 2.0])
+    assert sys.getrefcount(box_class) == references
+
+
 def test_node_subclass_passed_to_trace_sees_every_primitive(kit):
     eng = kit.eng
     seen = []

@@ -26,6 +26,7 @@ import pytest
 import fastgrad
 import fastgrad.numpy as np
 from fastgrad.extend import defvjp, primitive
+from fastgrad.numpy.numpy_boxes import ArrayBox
 from workloads import make_case
 
 pytestmark = pytest.mark.fastgrad_only
@@ -372,7 +373,8 @@ def test_refcounts_of_user_inputs_unchanged():
     x8 = make_case("W8", np)[1][0]
     scale = onp.array([1.0, 2.0])
     pyfloat = 1.2345678
-    objs = [params, X, Y, x8, scale, pyfloat, fun] + [a for layer in params for a in layer] + params
+    # (and the box class: each box holds a reference to it while it lives)
+    objs = [params, X, Y, x8, scale, pyfloat, fun, ArrayBox] + [a for layer in params for a in layer] + params
     before = _refcounts(objs)
     for _ in range(3):
         fastgrad.grad(fun, argnum)(params, X, Y)

@@ -47,6 +47,10 @@ cdef bint _cached_plain = False
 cdef bint _cached_as_box = False   # and its boxes are allocated as Box's (fg_new_plain_box)
 
 
+class _ClassStatementClass:
+    """A class as a class statement makes it: its deallocator is CPython's generic one."""
+
+
 cdef extern from *:
     """
     /* Where Box's fields are in its instances (0: not known; fg_find_box_fields). */
@@ -107,10 +111,45 @@ cdef extern from *:
             && t->tp_itemsize == 0 && t->tp_dictoffset == 0
             && t->tp_weaklistoffset == fg_box_weakref_at && (t->tp_flags & Py_TPFLAGS_HAVE_GC);
     }
+
+    /* Freeing the boxes of a class statement's Box subclass (ArrayBox).  CPython gives such
+       a class its generic deallocator, which supports what the class might have (a __del__,
+       slots, an instance dict, weak references of its own) before calling Box's.  A plain
+       box type has none of these, so its boxes go straight to Box's deallocator, which
+       clears Box's fields and weak references; the class's reference held by each instance
+       is dropped here, as a heap type's deallocator must.  Subclasses made later get
+       CPython's deallocator again, which calls this one as their base's (and drops nothing
+       of its own then: their base is a heap type). */
+    static destructor fg_class_dealloc;   /* CPython's, read off a class statement's class */
+    static destructor fg_box_dealloc;     /* Box's */
+
+    static void fg_plain_box_dealloc(PyObject *o) {
+        PyTypeObject *t = Py_TYPE(o);
+        if (t->tp_dealloc == fg_plain_box_dealloc && t->tp_finalize != NULL
+                && PyObject_CallFinalizerFromDealloc(o) < 0)
+            return;   /* a __del__ given to the class since; it resurrected the box */
+        fg_box_dealloc(o);
+        Py_DECREF(t);
+    }
+
+    static void fg_adopt_plain_box_dealloc(PyObject *type, PyObject *box_type, PyObject *class_statement_class) {
+        PyTypeObject *t = (PyTypeObject *)type, *base = t;
+        if (fg_class_dealloc == NULL) {
+            fg_class_dealloc = ((PyTypeObject *)class_statement_class)->tp_dealloc;
+            fg_box_dealloc = ((PyTypeObject *)box_type)->tp_dealloc;
+        }
+        while (base != NULL && base->tp_dealloc == fg_class_dealloc)
+            base = base->tp_base;
+        if (t->tp_dealloc == fg_class_dealloc && (t->tp_flags & Py_TPFLAGS_HEAPTYPE)
+                && base != NULL && base->tp_dealloc == fg_box_dealloc
+                && t->tp_finalize == NULL && t->tp_del == NULL)
+            t->tp_dealloc = fg_plain_box_dealloc;
+    }
     """
     void fg_find_box_fields(object probe, object value, long long trace, object node)
     object fg_new_plain_box(object type, object value, long long trace, object node)
     bint fg_allocates_as_box(object type, object box_type)
+    void fg_adopt_plain_box_dealloc(object type, object box_type, object class_statement_class)
 
 
 cdef inline object _new_box(object value, long long trace, object node):
@@ -122,6 +161,8 @@ cdef inline object _new_box(object value, long long trace, object node):
         _cached_value_type, _cached_box_type = tp, box_type
         _cached_plain = box_type in _plain_box_types
         _cached_as_box = _cached_plain and fg_allocates_as_box(box_type, Box)
+        if _cached_as_box:
+            fg_adopt_plain_box_dealloc(box_type, Box, _ClassStatementClass)
     if _cached_as_box:
         return fg_new_plain_box(_cached_box_type, value, trace, node)
     if not _cached_plain:
