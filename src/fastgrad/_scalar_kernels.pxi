@@ -63,12 +63,20 @@ cdef extern from *:
        layout, so the value goes where PyFloat_AS_DOUBLE reads it.  NumPy's scalars come
        from PyObject_Malloc and go back by PyObject_Free (its tp_free); its tp_alloc also
        zeroes the block, which is not needed when every field is written here, as it is
-       for a float64 of that layout (no GC header, no items). */
+       for a float64 of that layout (no GC header, no items: fg_float64_has_float_layout,
+       decided once at import by fg_check_float64_layout). */
+    static int fg_float64_has_float_layout;
+
+    static void fg_check_float64_layout(PyObject *float64_type) {
+        PyTypeObject *t = (PyTypeObject *)float64_type;
+        fg_float64_has_float_layout = t->tp_basicsize == (Py_ssize_t)sizeof(PyFloatObject)
+            && t->tp_itemsize == 0 && !(t->tp_flags & Py_TPFLAGS_HAVE_GC);
+    }
+
     static PyObject *fg_new_float64(PyObject *float64_type, double v) {
         PyTypeObject *t = (PyTypeObject *)float64_type;
         PyObject *o;
-        if (t->tp_basicsize == (Py_ssize_t)sizeof(PyFloatObject) && t->tp_itemsize == 0
-                && !(t->tp_flags & Py_TPFLAGS_HAVE_GC)) {
+        if (fg_float64_has_float_layout) {
             o = (PyObject *)PyObject_Malloc(sizeof(PyFloatObject));
             if (o == NULL)
                 return PyErr_NoMemory();
@@ -83,6 +91,9 @@ cdef extern from *:
     }
     """
     object fg_new_float64(object float64_type, double v)
+    void fg_check_float64_layout(object float64_type)
+
+fg_check_float64_layout(_float64)   # (the only type fg_new_float64 is given)
 
 cdef int READS_IDENTITY = -1    # kernel_reads value of a rule that returns g itself ("g")
 cdef int READS_SCATTER = -2     # ... of indexing's transpose, added into the parent's sum ("A[idx]+=g")
