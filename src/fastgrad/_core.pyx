@@ -230,28 +230,116 @@ cdef inline object _parent(VJPNode node, Py_ssize_t k):
 cdef PyObject* _NONE_ARGS[8]     # what a rule that reads no arguments receives (filled at import)
 
 
+cdef extern from *:
+    """
+    /* A VJPNode's memory, as Cython lays out the fields _core.pxd declares (checked once, at
+       import: fg_check_node_layout). */
+    typedef struct {
+        PyObject_HEAD
+        PyObject *parents, *parent_argnums, *fun, *rule, *value, *arg0, *arg1, *args, *kwargs,
+                 *replay, *pending;
+        int owned, nparents, nargs, waiting;
+        unsigned long long stamp;
+        PyObject *weakref;
+    } fg_node_layout;
+
+    /* A recorded node, allocated with its GC header and each field set once, then tracked.
+       VJPNode's tp_new would zero the object (a memset call) and store None in every field,
+       most of which _vjp_node would then replace, counting references to None each time. */
+    static PyObject *fg_new_vjp_node(PyObject *type, PyObject *parents, int nparents,
+                                     PyObject *argnums, PyObject *fun, PyObject *rule,
+                                     PyObject *value, PyObject *arg0, PyObject *arg1,
+                                     PyObject *args, PyObject *kwargs, int nargs) {
+        fg_node_layout *o = (fg_node_layout *)_PyObject_GC_New((PyTypeObject *)type);
+        if (o == NULL)
+            return NULL;
+        Py_INCREF(parents);  o->parents = parents;
+        Py_INCREF(argnums);  o->parent_argnums = argnums;
+        Py_INCREF(fun);      o->fun = fun;
+        Py_INCREF(rule);     o->rule = rule;
+        Py_INCREF(value);    o->value = value;
+        Py_INCREF(arg0);     o->arg0 = arg0;
+        Py_INCREF(arg1);     o->arg1 = arg1;
+        Py_INCREF(args);     o->args = args;
+        Py_INCREF(kwargs);   o->kwargs = kwargs;
+        Py_INCREF(Py_None);  o->replay = Py_None;
+        Py_INCREF(Py_None);  o->pending = Py_None;
+        o->owned = 0;
+        o->nparents = nparents;
+        o->nargs = nargs;
+        o->waiting = 0;
+        o->stamp = 0;
+        o->weakref = NULL;
+        PyObject_GC_Track((PyObject *)o);
+        return (PyObject *)o;
+    }
+
+    /* Whether ``probe``, a VJPNode whose object fields hold the eleven items of ``fields``
+       in _core.pxd's order and whose C fields hold 1, 2, 3, 4 and 5, is laid out as
+       fg_node_layout. */
+    static int fg_node_layout_matches(PyObject *probe, PyObject *fields) {
+        static const size_t at[11] = {
+            offsetof(fg_node_layout, parents), offsetof(fg_node_layout, parent_argnums),
+            offsetof(fg_node_layout, fun), offsetof(fg_node_layout, rule),
+            offsetof(fg_node_layout, value), offsetof(fg_node_layout, arg0),
+            offsetof(fg_node_layout, arg1), offsetof(fg_node_layout, args),
+            offsetof(fg_node_layout, kwargs), offsetof(fg_node_layout, replay),
+            offsetof(fg_node_layout, pending)};
+        fg_node_layout *o = (fg_node_layout *)probe;
+        PyTypeObject *t = Py_TYPE(probe);
+        int i;
+        if (t->tp_basicsize != (Py_ssize_t)sizeof(fg_node_layout) || t->tp_itemsize != 0
+                || t->tp_weaklistoffset != (Py_ssize_t)offsetof(fg_node_layout, weakref)
+                || t->tp_dictoffset != 0 || PyTuple_GET_SIZE(fields) != 11)
+            return 0;
+        for (i = 0; i < 11; i++)
+            if (*(PyObject **)((char *)probe + at[i]) != PyTuple_GET_ITEM(fields, i))
+                return 0;
+        return o->owned == 1 && o->nparents == 2 && o->nargs == 3 && o->waiting == 4 && o->stamp == 5;
+    }
+    """
+    PyObject* fg_new_vjp_node(PyObject* type, object parents, int nparents, object argnums,
+                              object fun, object rule, object value, PyObject* arg0, PyObject* arg1,
+                              object args, object kwargs, int nargs) except NULL
+    bint fg_node_layout_matches(object probe, tuple fields)
+
+
+def _check_node_layout():
+    """Raise ImportError unless fg_new_vjp_node makes VJPNodes as Cython lays them out."""
+    cdef VJPNode probe = VJPNode.__new__(VJPNode)
+    fields = tuple([(object(),) if i in (1, 7) else object() for i in range(11)])   # (two are tuples)
+    (probe._parents, probe.parent_argnums, probe.fun, probe.rule, probe.value, probe._arg0,
+     probe._arg1, probe._args, probe._kwargs, probe.replay, probe.pending) = fields
+    probe.owned, probe.nparents, probe.nargs, probe.waiting, probe.stamp = True, 2, 3, 4, 5
+    if not fg_node_layout_matches(probe, fields):
+        raise ImportError("fastgrad._core: VJPNode's fields (_core.pxd) are not laid out as "
+                          "fg_node_layout (_core.pyx) expects; update fg_node_layout")
+
+
+_check_node_layout()
+
+
 
 cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, object kwargs,
                        tuple argnums, object parents, Py_ssize_t nparents):
     """Record: a new node that keeps what its rule reads; ``parents`` is the parent itself
     when ``nparents`` is 1, else a tuple."""
-    cdef VJPNode node = VJPNode.__new__(VJPNode)
-    node._parents, node.nparents = parents, <int>nparents
-    node.parent_argnums, node.fun = argnums, fun
-    node.value, node._kwargs = ans, kwargs
     rule = _vjp_rule_of(fun)   # looked up now: later registry edits do not apply
-    node.rule = rule
-    if type(rule) is VJPRule and not (<VJPRule>rule).saves_ans:
-        node.value = None          # keep only what the rule reads (memory: W9 keeps half as much)
-    if type(rule) is VJPRule and not (<VJPRule>rule).saves_args:
-        if n <= 8:
-            _set_args(node, _NONE_ARGS, n, None)
-        else:
-            _set_args(node, NULL, n, (None,) * n)
-    else:
-        _set_args(node, argv, n, None)
-        if type(rule) is VJPRule and (<VJPRule>rule).has_reads and _any_large_array(argv, n):
-            _keep_read_args(node, <VJPRule>rule, argnums)
+    cdef bint is_vjp_rule = type(rule) is VJPRule
+    cdef bint saves_args = not is_vjp_rule or (<VJPRule>rule).saves_args
+    cdef PyObject** kept = argv if saves_args else _NONE_ARGS   # (Nones: what the rule reads)
+    cdef object args = None
+    if n > 2:
+        args = _tuple_of(kept, n) if saves_args or n <= 8 else (None,) * n
+    # the fields, as _set_args keeps the arguments: up to two in fields, more in a tuple
+    cdef VJPNode node = <VJPNode>fg_new_vjp_node(
+        <PyObject*>VJPNode, parents, <int>nparents, argnums, fun, rule,
+        None if is_vjp_rule and not (<VJPRule>rule).saves_ans else ans,   # (memory: W9 keeps half as much)
+        kept[0] if 0 < n <= 2 else <PyObject*>None, kept[1] if n == 2 else <PyObject*>None,
+        args, kwargs, <int>n)
+    Py_DECREF(node)   # (the cast took a reference of its own)
+    if saves_args and is_vjp_rule and (<VJPRule>rule).has_reads and _any_large_array(argv, n):
+        _keep_read_args(node, <VJPRule>rule, argnums)
     # (each switch is read once, into a local: another thread may change it at any call)
     debug = _hooks.debug
     if debug is not None:
