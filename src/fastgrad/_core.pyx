@@ -227,6 +227,11 @@ cdef inline object _parent(VJPNode node, Py_ssize_t k):
     return node._parents if node.nparents == 1 else <object>PyTuple_GET_ITEM(node._parents, k)
 
 
+cdef inline PyObject* _parent_ptr(VJPNode node, Py_ssize_t k):
+    """_parent, as a pointer (no reference counted)."""
+    return <PyObject*>node._parents if node.nparents == 1 else PyTuple_GET_ITEM(node._parents, k)
+
+
 cdef PyObject* _NONE_ARGS[8]     # what a rule that reads no arguments receives (filled at import)
 
 
@@ -395,7 +400,8 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
     global _last_pass
     _last_pass += 1
     cdef unsigned long long stamp = _last_pass
-    cdef VJPNode node, parent
+    cdef VJPNode node
+    cdef PyObject* parent
     cdef list ready = [end]
     cdef Py_ssize_t n_ready = 1, k, nparents
     cdef tuple argnums
@@ -435,14 +441,16 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
             if memo is not None:
                 memo.pop(node, None)   # its consumers, the only readers, are all done
             for k in range(nparents):
-                parent = <VJPNode>_parent(node, k)
-                parent.waiting -= 1
-                if parent.waiting == 0:
-                    _push(ready, &n_ready, parent)
+                parent = _parent_ptr(node, k)   # (borrowed: the pass holds no node but ``node``)
+                (<VJPNode>parent).waiting -= 1
+                if (<VJPNode>parent).waiting == 0:
+                    _push(ready, &n_ready, <object>parent)
             if nparents or roots is None:
                 node.stamp = 0   # (a root keeps it, meaning "reached by this pass", until collected)
             if consume:
-                _release(node)
+                if Py_REFCNT(node) > 1:   # held elsewhere too: drop what it holds now
+                    _release(node)
+                node = None   # else it is freed here, and what it holds with it (no None stored first)
         if roots is not None:
             return [_take_root(<VJPNode?>r, stamp) for r in roots]
         return result
