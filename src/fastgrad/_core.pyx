@@ -215,7 +215,7 @@ cdef inline PyObject** _node_argv(VJPNode node, PyObject** buffer):
     return buffer
 
 
-cdef inline void _release(VJPNode node):
+cdef inline void _release(VJPNode node) noexcept:
     """Drop what a processed node holds (its parents, saved values and rule)."""
     node._parents, node.nparents = _EMPTY, 0
     node._arg0 = node._arg1 = node._args = None
@@ -491,12 +491,13 @@ cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
 
 # Stacks of nodes as a list plus a top index: list.pop shrinks (reallocates) a list whose
 # length swings between 0 and 2, as the stacks of a chain-like graph do on every node.
-cdef inline void _push(list stack, Py_ssize_t* top, object x):
+cdef inline int _push(list stack, Py_ssize_t* top, object x) except -1:
     if top[0] < len(stack):
         stack[top[0]] = x
     else:
         stack.append(x)
     top[0] += 1
+    return 0
 
 
 cdef inline object _pop(list stack, Py_ssize_t* top):
@@ -528,13 +529,14 @@ cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNod
     return rule.one(argnum, g, node.value, node.args, node._kwargs)
 
 
-cdef inline void _add_to_node(VJPNode parent, object cot) except *:
+cdef inline int _add_to_node(VJPNode parent, object cot) except -1:
     cdef bint owned
     if parent.pending is None:
         parent.pending = _first_contribution(cot, &owned)
     else:
         parent.pending = _accumulate(parent.pending, parent.owned, cot, &owned)
     parent.owned = owned
+    return 0
 
 
 cdef inline object _take_root(VJPNode root, unsigned long long stamp):
