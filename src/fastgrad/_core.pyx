@@ -442,7 +442,7 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                 memo.pop(node, None)   # its consumers, the only readers, are all done
             for k in range(nparents):
                 parent = _parent_ptr(node, k)   # (borrowed: the pass holds no node but ``node``)
-                (<VJPNode>parent).waiting -= 1
+                (<VJPNode>parent).waiting = (<VJPNode>parent).waiting - 1
                 if (<VJPNode>parent).waiting == 0:
                     _push(ready, &n_ready, <object>parent)
             if nparents or roots is None:

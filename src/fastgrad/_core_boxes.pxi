@@ -177,10 +177,10 @@ cdef inline object _new_box(object value, long long trace, object node):
 cdef inline bint _is_box(object a):
     """isinstance(a, Box), deciding the commonest types (the cached box type, floats,
     arrays) without walking the type's MRO."""
-    tp = type(a)
-    if tp is _cached_box_type:
+    cdef PyObject* tp = <PyObject*>Py_TYPE(a)   # (compared as pointers: no reference counted)
+    if tp == <PyObject*>_cached_box_type:
         return True
-    if tp is _float64 or tp is float or tp is _ndarray:
+    if tp == <PyObject*>_float64 or tp == <PyObject*>float or tp == <PyObject*>_ndarray:
         return False
     return isinstance(a, Box)
 

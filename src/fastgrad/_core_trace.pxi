@@ -147,8 +147,9 @@ cdef object _ndarray_array_ufunc = ndarray.__array_ufunc__
 
 cdef inline bint _is_common(object a):
     """``a`` is of a type that never overrides ``__array_ufunc__`` (pointer comparisons)."""
-    tp = type(a)
-    return tp is float or tp is _ndarray or tp is _float64 or tp is int or a is None
+    cdef PyObject* tp = <PyObject*>Py_TYPE(a)   # (compared as pointers: no reference counted)
+    return (tp == <PyObject*>float or tp == <PyObject*>_ndarray or tp == <PyObject*>_float64
+            or tp == <PyObject*>int or a is None)
 
 
 cdef bint _needs_ufunc_dispatch(PyObject** argv, Py_ssize_t n):
@@ -196,19 +197,22 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
     """_call_primitive; ``dispatch`` false: from ufunc dispatch (call_without_ufunc_dispatch)."""
     cdef Py_ssize_t i, j, count = 0
     cdef long long top = -1, t
-    cdef object a, node_type = None
+    # the arguments, their boxes' nodes and the innermost trace's node type are borrowed (as
+    # pointers) from the caller's arguments: no reference counted per argument
+    cdef PyObject* a
+    cdef PyObject* node_type = NULL
     cdef bint uncommon = False     # an argument that is neither a box nor of a common type
     for i in range(n):
-        a = <object>argv[i]
-        if _is_box(a):
+        a = argv[i]
+        if _is_box(<object>a):
             t = (<Box>a)._trace
             if t > top:
-                top, count, node_type = t, 1, type((<Box>a)._node)
+                top, count, node_type = t, 1, <PyObject*>Py_TYPE((<Box>a)._node)
             elif t == top:
                 count += 1
             elif t == _NO_TRACE:
-                raise _outside_any_trace(self, a)
-        elif not uncommon and not _is_common(a):
+                raise _outside_any_trace(self, <object>a)
+        elif not uncommon and not _is_common(<object>a):
             uncommon = True
     if top < 0:
         return _call_raw(self, argv, n, kw)
@@ -229,30 +233,31 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
     if n > MAX_STACK_ARGS:
         vals_tuple = _tuple_of(argv, n)
         vals = fg_tuple_items(vals_tuple)
+    cdef PyObject* parent
     j = 0
     for i in range(n):
-        a = <object>argv[i]
-        if _is_box(a):
+        a = argv[i]
+        if _is_box(<object>a):
             if (<Box>a)._trace == top:
-                node = (<Box>a)._node
+                parent = <PyObject*>(<Box>a)._node
                 if count == 1:
-                    parents = node
+                    parents = <object>parent
                 else:
-                    Py_INCREF(node)
-                    PyTuple_SET_ITEM(parents, j, node)
+                    Py_INCREF(<object>parent)
+                    PyTuple_SET_ITEM(parents, j, <object>parent)
                 mask |= (1u << i) if i < 8 else 0x100u
                 j += 1
-                a = (<Box>a)._value
-                if _is_box(a):
+                a = <PyObject*>(<Box>a)._value
+                if _is_box(<object>a):
                     boxes_left = True
                 if vals_tuple is not None:      # replace the box by its value in the tuple
-                    Py_INCREF(a)
+                    Py_INCREF(<object>a)
                     Py_DECREF(<object>vals[i])
-                    PyTuple_SET_ITEM(vals_tuple, i, a)
+                    PyTuple_SET_ITEM(vals_tuple, i, <object>a)
             else:
                 boxes_left = True
         if vals_tuple is None:
-            vals[i] = <PyObject*>a
+            vals[i] = a
 
     argnums = _argnums_of(argv, n, top, mask)
     if boxes_left:   # boxes of outer traces: dispatch again, outermost last
@@ -265,7 +270,7 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
                 return ans
     else:
         ans = _call_raw(self, vals, n, kw)
-    if self._notrace_types is not None and node_type in self._notrace_types:
+    if self._notrace_types is not None and <object>node_type in self._notrace_types:
         return ans
     if not dispatch and not _can_box(ans):
         return NotImplemented
@@ -277,10 +282,10 @@ cdef object _call_primitive_impl(Primitive self, PyObject** argv, Py_ssize_t n, 
         if err is not None:
             raise err
     kwargs = <object>kw if kw is not NULL else None
-    if node_type is VJPNode:
+    if node_type == <PyObject*>VJPNode:
         node = _vjp_node(ans, self, vals, n, kwargs, argnums, parents, count)
     else:
-        node = node_type(ans, self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple,
+        node = (<object>node_type)(ans, self, _tuple_of(vals, n) if vals_tuple is None else vals_tuple,
                          {} if kwargs is None else kwargs, argnums,
                          (parents,) if count == 1 else parents)
     return _new_box(ans, top, node)
