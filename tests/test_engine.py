@@ -152,6 +152,44 @@ def test_fan_out_and_fan_in_accumulate(kit):
     assert kit.grad(f, x) == pytest.approx(4 * (2 * x + 1), rel=1e-14)
 
 
+def _total_of_many(eng, n):
+    """A primitive of ``n`` arguments (their sum): one node with ``n`` parents."""
+    total = eng.Primitive(lambda *xs: Val(sum(xs)))
+    eng.primitive_vjps[total] = eng.VJPRule(total, {i: (eng.DIRECT, lambda g, ans, *xs: g) for i in range(n)})
+    return total
+
+
+def test_a_node_with_hundreds_of_parents(kit):
+    # more nodes wait on the pass's stacks at once than the compiled engine keeps in place (64)
+    n = 300
+    total = _total_of_many(kit.eng, n)
+    scales = [Val(0.01 * (i + 1)) for i in range(n)]
+    x = 0.4
+    expected = sum(float(c) * onp.cos(float(c) * x) for c in scales)
+    assert kit.grad(lambda x: total(*[kit.sin(kit.mul(x, c)) for c in scales]), x) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_rule_that_fails_leaves_no_node_held_by_the_pass(kit):
+    # the pass fails with 299 nodes waiting on its stack: they must be freed, not leaked
+    eng, n = kit.eng, 300
+    total = _total_of_many(eng, n)
+    fails = eng.Primitive(lambda x: Val(x))
+
+    def failing_rule(g, ans, x):
+        raise ValueError("this rule fails")
+
+    eng.primitive_vjps[fails] = eng.VJPRule(fails, {0: (eng.DIRECT, failing_rule)})
+    end_value, end_node = eng.trace(
+        eng.VJPNode.new_root(), lambda x: total(*[fails(kit.mul(x, Val(i + 1.0))) for i in range(n)]), Val(0.5)
+    )
+    waiting = [weakref.ref(p) for p in end_node.parents]
+    with pytest.raises(ValueError, match="this rule fails"):
+        kit.backward_pass(Val(1.0), end_node, True)
+    del end_value, end_node
+    gc.collect()
+    assert [r for r in waiting if r() is not None] == []
+
+
 def test_array_cotangents_are_never_mutated_unless_owned(kit):
     eng = kit.eng
     seed = onp.ones(3)

@@ -402,18 +402,20 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
     cdef unsigned long long stamp = _last_pass
     cdef VJPNode node
     cdef PyObject* parent
-    cdef list ready = [end]
-    cdef Py_ssize_t n_ready = 1, k, nparents
+    cdef fg_node_stack ready    # nodes whose consumers are all done
+    cdef Py_ssize_t k, nparents
     cdef tuple argnums
     cdef dict memo = None   # outputs recomputed for nodes with a replay (made when one needs it)
+    fg_stack_init(&ready, True)
     _active_passes.add(stamp)
     try:
         if not _count_consumers(end, stamp):
             return _CONFLICT
         end.pending, end.owned = g, False
         result = None
-        while n_ready:
-            node = <VJPNode>_pop(ready, &n_ready)   # all its consumers are done: its cotangent is complete
+        fg_stack_push(&ready, end)
+        while ready.top:
+            node = <VJPNode>fg_stack_pop_owned(&ready)   # all its consumers are done: its cotangent is complete
             g, node.pending = node.pending, None
             nparents = node.nparents
             if g is not None:
@@ -444,7 +446,7 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                 parent = _parent_ptr(node, k)   # (borrowed: the pass holds no node but ``node``)
                 (<VJPNode>parent).waiting = (<VJPNode>parent).waiting - 1
                 if (<VJPNode>parent).waiting == 0:
-                    _push(ready, &n_ready, <object>parent)
+                    fg_stack_push(&ready, <object>parent)
             if nparents or roots is None:
                 node.stamp = 0   # (a root keeps it, meaning "reached by this pass", until collected)
             if consume:
@@ -455,6 +457,7 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
             return [_take_root(<VJPNode?>r, stamp) for r in roots]
         return result
     finally:
+        fg_stack_free(&ready)   # (nodes left on it after an error)
         _active_passes.discard(stamp)
 
 
@@ -463,25 +466,33 @@ cdef bint _count_consumers(VJPNode end, unsigned long long stamp) except -1:
     False if a node is of another type or in use by another pass (the nodes marked so far
     keep a stamp that is stale once this pass ends: the next pass overwrites it).  No
     Python code runs meanwhile: no other thread can mark nodes in between."""
-    cdef VJPNode node, parent
-    cdef list stack = [end]
-    cdef Py_ssize_t n_stack = 1, k
+    cdef PyObject* node
+    cdef PyObject* parent
+    cdef fg_node_stack stack   # (borrowed: the graph holds its nodes)
+    cdef Py_ssize_t k
     if _in_use(end, stamp):
         return False
     end.stamp, end.waiting = stamp, 0
-    while n_stack:
-        node = <VJPNode>_pop(stack, &n_stack)
-        for k in range(node.nparents):
-            p = _parent(node, k)
-            if type(p) is not VJPNode or _in_use(<VJPNode>p, stamp):
-                return False
-            parent = <VJPNode>p
-            if parent.stamp == stamp:
-                parent.waiting += 1
-            else:
-                parent.stamp, parent.waiting, parent.pending = stamp, 1, None
-                _push(stack, &n_stack, parent)
-    return True
+    fg_stack_init(&stack, False)
+    try:
+        fg_stack_push(&stack, end)
+        while stack.top:
+            node = fg_stack_pop_borrowed(&stack)
+            for k in range((<VJPNode>node).nparents):
+                parent = _parent_ptr(<VJPNode>node, k)
+                if <PyObject*>Py_TYPE(<object>parent) != <PyObject*>VJPNode or _in_use(<VJPNode>parent, stamp):
+                    return False
+                if (<VJPNode>parent).stamp == stamp:
+                    (<VJPNode>parent).waiting = (<VJPNode>parent).waiting + 1
+                else:
+                    (<VJPNode>parent).stamp = stamp
+                    (<VJPNode>parent).waiting = 1
+                    if (<VJPNode>parent).pending is not None:
+                        (<VJPNode>parent).pending = None
+                    fg_stack_push(&stack, <object>parent)
+        return True
+    finally:
+        fg_stack_free(&stack)
 
 
 cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
@@ -489,22 +500,69 @@ cdef inline bint _in_use(VJPNode p, unsigned long long stamp):
     return p.stamp != 0 and p.stamp != stamp and p.stamp in _active_passes
 
 
-# Stacks of nodes as a list plus a top index: list.pop shrinks (reallocates) a list whose
-# length swings between 0 and 2, as the stacks of a chain-like graph do on every node.
-cdef inline int _push(list stack, Py_ssize_t* top, object x) except -1:
-    if top[0] < len(stack):
-        stack[top[0]] = x
-    else:
-        stack.append(x)
-    top[0] += 1
-    return 0
+# Stacks of nodes in C: the stacks of a chain-like graph swing between 0 and 2 nodes at
+# every node, which a list does with a store of None and two reference counts per pop.
+cdef extern from *:
+    """
+    /* A stack of node pointers, in place for the first 64.  ``owns``: the stack holds a
+       reference to each node on it (fg_stack_pop hands it to the caller); else it borrows
+       them, for a walk during which no Python code runs and the graph holds every node. */
+    typedef struct {
+        PyObject **items;
+        Py_ssize_t top, size;
+        int owns;
+        PyObject *first[64];
+    } fg_node_stack;
 
+    static void fg_stack_init(fg_node_stack *s, int owns) {
+        s->items = s->first;
+        s->top = 0;
+        s->size = 64;
+        s->owns = owns;
+    }
 
-cdef inline object _pop(list stack, Py_ssize_t* top):
-    top[0] -= 1
-    x = stack[top[0]]
-    stack[top[0]] = None   # the stack holds no reference to a node once it is taken
-    return x
+    static int fg_stack_push(fg_node_stack *s, PyObject *node) {
+        if (s->top == s->size) {
+            PyObject **bigger = PyMem_Malloc(2 * s->size * sizeof(PyObject *));
+            if (bigger == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            memcpy(bigger, s->items, s->top * sizeof(PyObject *));
+            if (s->items != s->first)
+                PyMem_Free(s->items);
+            s->items = bigger;
+            s->size *= 2;
+        }
+        if (s->owns)
+            Py_INCREF(node);
+        s->items[s->top++] = node;
+        return 0;
+    }
+
+    /* the node on top (a new reference if the stack owns its nodes, else borrowed) */
+    static PyObject *fg_stack_pop(fg_node_stack *s) {
+        return s->items[--s->top];
+    }
+
+    /* empty the stack (dropping its references) and free its memory */
+    static void fg_stack_free(fg_node_stack *s) {
+        if (s->owns)
+            while (s->top)
+                Py_DECREF(s->items[--s->top]);
+        if (s->items != s->first)
+            PyMem_Free(s->items);
+        s->items = s->first;
+        s->top = 0;
+    }
+    """
+    ctypedef struct fg_node_stack:
+        Py_ssize_t top
+    void fg_stack_init(fg_node_stack* s, bint owns)
+    int fg_stack_push(fg_node_stack* s, object node) except -1
+    object fg_stack_pop_owned "fg_stack_pop"(fg_node_stack* s)   # (a new reference)
+    PyObject* fg_stack_pop_borrowed "fg_stack_pop"(fg_node_stack* s)
+    void fg_stack_free(fg_node_stack* s)
 
 
 cdef int _pull_back(VJPNode node, object g, dict memo) except -1:
