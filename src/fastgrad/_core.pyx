@@ -238,7 +238,7 @@ cdef PyObject* _NONE_ARGS[8]     # what a rule that reads no arguments receives 
 cdef extern from *:
     """
     /* A VJPNode's memory, as Cython lays out the fields _core.pxd declares (checked once, at
-       import: fg_check_node_layout). */
+       import: _check_node_layout). */
     typedef struct {
         PyObject_HEAD
         PyObject *parents, *parent_argnums, *fun, *rule, *value, *arg0, *arg1, *args, *kwargs,
@@ -322,7 +322,6 @@ def _check_node_layout():
 
 
 _check_node_layout()
-
 
 
 cdef VJPNode _vjp_node(object ans, object fun, PyObject** argv, Py_ssize_t n, object kwargs,
