@@ -491,6 +491,51 @@ def test_box_finalizers_run_and_each_box_gives_back_its_class_reference(kit, whe
     assert sys.getrefcount(box_class) == references
 
 
+def test_boxes_of_two_plain_classes_freed_and_made_in_turn(kit):
+    # the compiled engine keeps the memory of freed plain boxes for the next boxes, of any
+    # plain box class: each box is of its own class and holds its own value, its weak
+    # references die when it is freed, and it gives back its reference to its class
+    eng = kit.eng
+
+    class First(Val):
+        pass
+
+    class Second(Val):
+        pass
+
+    boxes = {}
+    for value_type in (First, Second):
+        boxes[value_type] = type(value_type.__name__ + "Box", (eng.Box,), {"__slots__": ()})
+        boxes[value_type].register(value_type)
+    double = eng.Primitive(lambda x: type(x)(2.0 * x))
+    eng.primitive_vjps[double] = eng.VJPRule(double, {0: (eng.DIRECT, lambda g, ans, x: g * 2.0)})
+    refs = []
+
+    def chain(x):  # 101 boxes, each freed as the next one is made (but the trace's root, x)
+        for k in range(100):
+            assert type(x) is boxes[type(x._value)] and x._value == 2.0**k
+            # the last two boxes are freed, and a weak reference to either is dead even where
+            # its memory holds a box again (the one x is, or one double makes next)
+            assert k < 3 or [r for r in refs[-2:] if r() is not None] == []
+            refs.append(weakref.ref(x))
+            x = double(x)
+        return x
+
+    def run(value_type):
+        end, node = eng.trace(eng.VJPNode.new_root(), chain, value_type(1.0))
+        assert type(end) is value_type and end == 2.0**100
+        assert kit.backward_pass(1.0, node) == 2.0**100
+
+    run(First), run(Second)  # (the engine's caches hold their references to Second by now)
+    gc.collect()
+    references = [sys.getrefcount(b) for b in boxes.values()]
+    for value_type in (First, Second, First, Second):
+        run(value_type)
+    gc.collect()
+    assert len(refs) == 600 and [r for r in refs if r() is not None] == []
+    assert [sys.getrefcount(b) for b in boxes.values()] == references
+
+
 def test_node_subclass_passed_to_trace_sees_every_primitive(kit):
     eng = kit.eng
     seen = []

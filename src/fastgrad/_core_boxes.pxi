@@ -77,11 +77,20 @@ cdef extern from *:
        (fg_allocates_as_box): allocated with its GC header, its four fields set once, then
        tracked.  tp_new would zero the whole object (a memset call), store None in each
        field, and _new_box would then replace them. */
+    /* The memory of up to FG_BOX_BLOCKS freed plain boxes (fg_plain_box_dealloc), taken again
+       for new boxes: 2 KiB at most, as CPython keeps freed floats and tuples. */
+    #define FG_BOX_BLOCKS 32
+    static PyObject *fg_box_blocks[FG_BOX_BLOCKS];
+    static int fg_box_nblocks;
+
     static PyObject *fg_new_plain_box(PyObject *type, PyObject *value, long long trace, PyObject *node) {
-        PyObject *o = _PyObject_GC_New((PyTypeObject *)type);
-        char *p = (char *)o;
-        if (o == NULL)
+        PyObject *o;
+        char *p;
+        if (fg_box_nblocks > 0)
+            o = PyObject_Init(fg_box_blocks[--fg_box_nblocks], (PyTypeObject *)type);
+        else if ((o = _PyObject_GC_New((PyTypeObject *)type)) == NULL)
             return NULL;
+        p = (char *)o;
         Py_INCREF(value);
         Py_INCREF(node);
         *(PyObject **)(p + fg_box_value_at) = value;
@@ -125,10 +134,28 @@ cdef extern from *:
 
     static void fg_plain_box_dealloc(PyObject *o) {
         PyTypeObject *t = Py_TYPE(o);
-        if (t->tp_dealloc == fg_plain_box_dealloc && t->tp_finalize != NULL
-                && PyObject_CallFinalizerFromDealloc(o) < 0)
-            return;   /* a __del__ given to the class since; it resurrected the box */
-        fg_box_dealloc(o);
+        char *p = (char *)o;
+        if (t->tp_dealloc != fg_plain_box_dealloc) {
+            fg_box_dealloc(o);   /* a subclass's box, from CPython's deallocator */
+        } else if (t->tp_finalize != NULL) {
+            if (PyObject_CallFinalizerFromDealloc(o) < 0)
+                return;   /* a __del__ given to the class since; it resurrected the box */
+            fg_box_dealloc(o);
+        } else if (fg_box_nblocks == FG_BOX_BLOCKS || PyObject_GC_IsFinalized(o)) {
+            fg_box_dealloc(o);
+        } else {
+            /* What Box's deallocator does, keeping the memory for the next box: a chain of
+               operations frees a box at nearly every step and makes another. */
+            PyObject_GC_UnTrack(o);
+            if (*(PyObject **)(p + fg_box_weakref_at) != NULL)
+                PyObject_ClearWeakRefs(o);
+            Py_CLEAR(*(PyObject **)(p + fg_box_value_at));
+            Py_CLEAR(*(PyObject **)(p + fg_box_node_at));
+            if (fg_box_nblocks < FG_BOX_BLOCKS)   /* (freeing the fields may have kept others) */
+                fg_box_blocks[fg_box_nblocks++] = o;
+            else
+                PyObject_GC_Del(o);
+        }
         Py_DECREF(t);
     }
 
