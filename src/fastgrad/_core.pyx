@@ -222,14 +222,14 @@ cdef inline void _release(VJPNode node) noexcept:
     node.value = node._kwargs = node.rule = node.replay = None
 
 
-cdef inline object _parent(VJPNode node, Py_ssize_t k):
-    """The node's k-th parent (borrowed from the node)."""
-    return node._parents if node.nparents == 1 else <object>PyTuple_GET_ITEM(node._parents, k)
-
-
 cdef inline PyObject* _parent_ptr(VJPNode node, Py_ssize_t k):
-    """_parent, as a pointer (no reference counted)."""
+    """The node's k-th parent, borrowed from the node (no reference counted)."""
     return <PyObject*>node._parents if node.nparents == 1 else PyTuple_GET_ITEM(node._parents, k)
+
+
+cdef inline object _parent(VJPNode node, Py_ssize_t k):
+    """_parent_ptr, as an object."""
+    return <object>_parent_ptr(node, k)
 
 
 cdef PyObject* _NONE_ARGS[8]     # what a rule that reads no arguments receives (filled at import)
@@ -579,7 +579,7 @@ cdef int _pull_back(VJPNode node, object g, dict memo) except -1:
 
 cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node):
     """rule.one(argnum, g, ...) for the node, by the C tables when argnum is small."""
-    cdef Py_ssize_t i = PyLong_AsSsize_t(argnum) if type(argnum) is int else -1
+    cdef Py_ssize_t i = <Py_ssize_t>argnum if type(argnum) is int else -1   # (inlined for small ints)
     cdef PyObject* buffer[2]
     if 0 <= i < 8:
         return rule.rule_for(i, g, node.value, _node_argv(node, buffer), node.nargs, node._kwargs)

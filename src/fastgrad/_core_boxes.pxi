@@ -73,16 +73,16 @@ cdef extern from *:
         fg_box_weakref_at = Py_TYPE(probe)->tp_weaklistoffset;
     }
 
-    /* A box of a type whose instances are Box's and are allocated and freed as Box's
-       (fg_allocates_as_box): allocated with its GC header, its four fields set once, then
-       tracked.  tp_new would zero the whole object (a memset call), store None in each
-       field, and _new_box would then replace them. */
     /* The memory of up to FG_BOX_BLOCKS freed plain boxes (fg_plain_box_dealloc), taken again
        for new boxes: 2 KiB at most, as CPython keeps freed floats and tuples. */
     #define FG_BOX_BLOCKS 32
     static PyObject *fg_box_blocks[FG_BOX_BLOCKS];
     static int fg_box_nblocks;
 
+    /* A box of a type whose instances are Box's and are allocated and freed as Box's
+       (fg_allocates_as_box): allocated with its GC header, its four fields set once, then
+       tracked.  tp_new would zero the whole object (a memset call), store None in each
+       field, and _new_box would then replace them. */
     static PyObject *fg_new_plain_box(PyObject *type, PyObject *value, long long trace, PyObject *node) {
         PyObject *o;
         char *p;
