@@ -222,6 +222,72 @@ def test_squaring_kernel_matches_python_rule_bit_for_bit(key):
     assert len(_SQUARING) == 2  # power and the ** operator
 
 
+# ints a double holds exactly (a binary kernel takes one as an operand: NumPy converts it to
+# that double), and ints it does not (NumPy computes those)
+_EXACT_INTS = [0, 1, -1, 2, -2, 3, 7, -10, 1000, 2**31, -(2**31) - 1, 2**52 + 1, 2**53, -(2**53)]
+_INEXACT_INTS = [2**53 + 1, -(2**53) - 1, 2**63 - 1, 2**64, -(2**70)]
+_BINARY_FORWARD = [p for p in _FORWARD if not _unary(kernels.ENABLED[(p, "forward")])]
+_BINARY_REVERSE = [k for k in _REVERSE if k[0] in kernels._BINARY]
+
+
+def _ints(seed):
+    return _EXACT_INTS + _INEXACT_INTS + [int(k) for k in onp.random.RandomState(seed).randint(-(10**6), 10**6, 20)]
+
+
+@pytest.mark.parametrize(
+    "prim", _BINARY_FORWARD, ids=lambda p: "{}-{}".format(p.__name__, getattr(p.fun, "__name__", "op"))
+)
+def test_forward_kernel_with_an_int_operand_matches_numpy_bit_for_bit(prim):
+    # x * 2, 1 - x: one operand an int, the other a float64 or a float
+    floats = _values(60, 12)
+    computed = 0
+    with onp.errstate(all="ignore"):
+        for v in floats:
+            for k in _ints(13):
+                for ftype in (onp.float64, float):
+                    for args in ((ftype(v), k), (k, ftype(v))):
+                        expected = _outcome(prim.fun, args)
+                        assert _outcome(prim, args) == expected, args
+                        by_kernel = engine.eval_primitive_kernel(prim, *args)
+                        if by_kernel is not None:
+                            assert (type(by_kernel), _bits(by_kernel)) == expected, args
+                            assert abs(k) <= 2**53, args
+                            computed += 1
+        # two ints, or a bool: NumPy's (an int64 result, ...)
+        for args in ((2, 3), (onp.float64(1.5), True), (False, 2.5)):
+            assert engine.eval_primitive_kernel(prim, *args) is None
+    assert computed > len(floats) * len(_EXACT_INTS) // 2
+
+
+@pytest.mark.parametrize("key", _BINARY_REVERSE, ids=lambda k: "{}-{}".format(k[0].__name__, k[1]))
+def test_reverse_kernel_with_an_int_operand_matches_python_rule_bit_for_bit(key):
+    # the other operand an int (g * 2); the argument itself never (the rule casts to it)
+    prim, argnum = key
+    rule = primitive_vjps[prim]
+    python_rule = rule.entries[argnum][1]
+    reads_other = kernels.ENABLED[key] not in ("g", "-g")  # (those read only g)
+    xs, gs = _values(60, 14), _values(60, 15)
+    gs[::2] = onp.random.RandomState(16).uniform(-2, 2, len(gs[::2]))
+    computed = 0
+    with onp.errstate(all="ignore"):
+        for x, g in zip(xs, gs[: len(xs)]):
+            for k in _ints(17):
+                args = (onp.float64(x), k) if argnum == 0 else (k, onp.float64(x))
+                ans = prim.fun(*args)
+                for seed in (onp.float64(g), onp.array(g)):
+                    expected = _outcome(python_rule, (seed, ans) + args)
+                    assert _outcome(rule.one, (argnum, seed, ans, args, None)) == expected, (g, args)
+                if engine.eval_rule_kernel(rule, argnum, onp.float64(g), ans, args) is not None:
+                    assert abs(k) <= 2**53 or not reads_other, args
+                    computed += 1
+                target_int = (k, onp.float64(x)) if argnum == 0 else (onp.float64(x), k)
+                assert engine.eval_rule_kernel(rule, argnum, onp.float64(g), ans, target_int) is None
+            if reads_other:  # a bool is not taken for an int
+                args = (onp.float64(x), True) if argnum == 0 else (True, onp.float64(x))
+                assert engine.eval_rule_kernel(rule, argnum, onp.float64(g), prim.fun(*args), args) is None
+    assert computed > len(xs) * len(_EXACT_INTS) // 3
+
+
 def test_operator_on_two_python_floats_stays_python():
     # Python's operator gives a float there; the kernel leaves it alone
     assert type(anp.multiply_op(2.0, 3.0)) is float

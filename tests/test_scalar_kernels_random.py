@@ -35,7 +35,9 @@ BINARY = [
     np.add, np.subtract, np.multiply, np.divide, np.power, np.maximum, np.arctan2, np.hypot,
 ]  # fmt: skip
 EDGES = [0.0, -0.0, 1e-310, -5e-324, 1e-160, 2.2250738585072014e-308, 1e-300, 0.7, -1.3, 2.5, 700.0, 1e300]
-CONSTANTS = EDGES + [2, True, onp.float32(0.5), onp.float16(1.5), onp.int64(2), onp.array(0.75, dtype=">f8")]
+# (ints: the kernels take one a double holds exactly, up to 2**53, as an operand)
+INTS = [2, 0, -3, 2**53, 2**53 + 1]
+CONSTANTS = EDGES + INTS + [True, onp.float32(0.5), onp.float16(1.5), onp.int64(2), onp.array(0.75, dtype=">f8")]
 INPUTS = [onp.float64(v) for v in EDGES] + [
     0.7,
     1e-160,

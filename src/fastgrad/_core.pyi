@@ -105,6 +105,10 @@ def numpy_loop_status() -> Dict[str, Optional[str]]:
 def eval_scalar_kernel(name: str, *xs: float) -> float:
     """The forward kernel ``name`` at ``xs`` (compiled engine only)."""
 
+def eval_primitive_kernel(prim: Primitive, *args: Any) -> Any:
+    """``prim(*args)`` by its forward kernel, or None where it does not apply (compiled
+    engine only)."""
+
 def eval_scalar_vjp(name: str, g: float, ans: float, x: float, y: float) -> float:
     """The reverse kernel ``name`` at (g, ans, x, y) (compiled engine only)."""
 

@@ -3,8 +3,9 @@
  *
  * On a NumPy float64 scalar, np.sin(x) or g * y costs a ufunc or scalar-math dispatch
  * (0.1-0.5 us) for one floating-point operation.  The engine calls these kernels instead
- * when every value involved is a float64 or a Python float, and builds the float64 result
- * itself.  A kernel gives NumPy's bits on every CPU, by one of two means:
+ * when every value involved is a float64 or a Python float (one operand of + - * / and of
+ * their rules may also be an int that a double holds exactly: x * 2), and builds the
+ * float64 result itself.  A kernel gives NumPy's bits on every CPU, by one of two means:
  *   - IEEE operations: + - * /, negation, x * x and sqrt are correctly rounded by
  *     definition, so C and every NumPy loop (scalar or SIMD, any CPU) agree;
  *   - NumPy's own loop: for sin, cos, tan, exp, log, ... the kernel calls the inner loop

@@ -89,9 +89,27 @@ cdef extern from *:
         ((PyFloatObject *)o)->ob_fval = v;
         return o;
     }
+
+    /* An int operand's value (x * 2, 1 - x, where NumPy gives a float64 too), when it is
+       an int (not a bool) with |x| <= 2**53: converting it to a double is exact, and NumPy
+       computes on that double whatever its promotion rules (NEP 50's or the legacy ones),
+       so a kernel gives NumPy's bits.  NaN (which no int converts to) for anything else.
+       Out of line, and no address taken in the callers: their path for two floats stays
+       as short as it was. */
+    static FG_NOINLINE double fg_int_operand(PyObject *x) {
+        int overflow = 0;
+        long long v;
+        if (!PyLong_CheckExact(x))
+            return NAN;
+        v = PyLong_AsLongLongAndOverflow(x, &overflow);
+        if (overflow || v > 9007199254740992LL || v < -9007199254740992LL)
+            return NAN;
+        return (double)v;
+    }
     """
     object fg_new_float64(object float64_type, double v)
     void fg_check_float64_layout(object float64_type)
+    double fg_int_operand(PyObject* x)
 
 fg_check_float64_layout(_float64)   # (the only type fg_new_float64 is given)
 
@@ -123,7 +141,33 @@ cdef object _by_kernel(Primitive self, PyObject** argv, Py_ssize_t n):
             r = self.kernel2(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b))
             if fg_is_clean(r) or fg_quiet2(self.kernel2, PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b), &r):
                 return fg_new_float64(_float64, r)
+        elif type(a) is int or type(b) is int:
+            return _by_kernel_with_int_ptr(self, a, b)
     return None
+
+
+cdef object _by_kernel_with_int(Primitive self, object a, object b):
+    """_by_kernel's binary case where one operand is an int (x * 2, 1 - x) and the other
+    a float64 or float: NumPy gives a float64 then too (fg_int_operand)."""
+    cdef double x, y, r
+    if _is_float(a):
+        x, y = PyFloat_AS_DOUBLE(a), fg_int_operand(<PyObject*>b)
+    elif _is_float(b):
+        x, y = fg_int_operand(<PyObject*>a), PyFloat_AS_DOUBLE(b)
+    else:
+        return None
+    if x != x or y != y or (self.kernel_needs_float64 and type(a) is not _float64 and type(b) is not _float64):
+        return None
+    r = self.kernel2(x, y)
+    if fg_is_clean(r) or fg_quiet2(self.kernel2, x, y, &r):
+        return fg_new_float64(_float64, r)
+    return None
+
+
+# Called through a pointer, so that the C compiler keeps it out of _by_kernel, which is
+# inlined into every primitive call.
+cdef object (*_by_kernel_with_int_ptr)(Primitive, object, object)
+_by_kernel_with_int_ptr = _by_kernel_with_int
 
 
 cdef object _element_of(object a, object idx):
@@ -157,8 +201,9 @@ cdef inline bint _cotangent_value(object g, double* out):
 cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyObject** argv,
                            Py_ssize_t n, dict kwargs):
     """The cotangent of argument ``i`` by the rule's kernel, or None when it does not
-    apply: g must be a float64 and every value the kernel reads a float64 or float (or,
-    for the one-operation rules of + - * /, all arrays of one shape and dtype)."""
+    apply: g must be a float64 and every value the kernel reads a float64 or float, but
+    for the other operand of a binary rule, which may be an int (fg_int_operand) (or, for
+    the one-operation rules of + - * /, all arrays of one shape and dtype)."""
     cdef int reads = rule.kernel_reads[i]
     cdef double x = 0.0, y = 0.0, a = 0.0, gv = 0.0, r
     if kwargs or reads == READS_SCATTER:   # (that one adds into the sum itself: _added_at_index)
@@ -169,14 +214,30 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
         return None
     if reads > 0 and reads & FG_Y_IS_TWO and not (n >= 2 and fg_is_python_two(argv[1])):
         return None
+    # the other operand of a binary rule may be an int (g * 2); the argument itself, which
+    # the rule's result is cast to, is a float64 or a float
     if reads & FG_READS_X or reads == READS_IDENTITY and i == 0:
-        if n < 1 or not _is_float(<object>argv[0]):
+        if n < 1:
             return None
-        x = PyFloat_AS_DOUBLE(<object>argv[0])
+        if _is_float(<object>argv[0]):
+            x = PyFloat_AS_DOUBLE(<object>argv[0])
+        elif i == 1:
+            x = fg_int_operand(argv[0])
+            if x != x:
+                return None
+        else:
+            return None
     if reads & FG_READS_Y or reads == READS_IDENTITY and i == 1:
-        if n < 2 or not _is_float(<object>argv[1]):
+        if n < 2:
             return None
-        y = PyFloat_AS_DOUBLE(<object>argv[1])
+        if _is_float(<object>argv[1]):
+            y = PyFloat_AS_DOUBLE(<object>argv[1])
+        elif i == 0:
+            y = fg_int_operand(argv[1])
+            if y != y:
+                return None
+        else:
+            return None
     if reads == READS_IDENTITY:
         return g
     if reads & FG_READS_ANS:
@@ -606,6 +667,22 @@ cdef object _NOT_BY_KERNEL = object()
 
 def _python_rule_not_run(*args, **kwargs):
     return _NOT_BY_KERNEL
+
+
+def eval_primitive_kernel(Primitive prim, *args):
+    """``prim(*args)`` by its forward kernel, or None where the kernel does not apply and
+    ``prim.fun`` would run (for checks; not thread-safe).  It calls the primitive with its
+    function swapped for a marker, as eval_rule_kernel does, so that the kernel keeps a
+    single caller."""
+    fun = prim.fun
+    if prim.kernel_fun is None or prim.kernel_fun is not fun or prim.kernel_element:
+        return None
+    prim.fun = prim.kernel_fun = _python_rule_not_run
+    try:
+        out = prim(*args)
+    finally:
+        prim.fun = prim.kernel_fun = fun
+    return None if out is _NOT_BY_KERNEL else out
 
 
 def eval_rule_kernel(VJPRule rule, Py_ssize_t argnum, g, ans, tuple args):

@@ -3,7 +3,9 @@
 On NumPy float64 scalars (a scalar model, a loop over ``x[i]``) each primitive does one
 floating-point operation behind a NumPy dispatch that costs far more than the operation.
 The compiled engine has C kernels for those operations (``_scalar_kernels.h``) and uses
-them when every value involved is a float64 or a Python float.  A kernel stands for a
+them when every value involved is a float64 or a Python float (or, for one operand of
+``+ - * /`` and of their rules, an int a double holds exactly: ``x * 2``, ``1 - x``,
+where NumPy computes on that double).  A kernel stands for a
 NumPy function only where it gives NumPy's bits on every CPU:
 
 - IEEE operations (``+ - * /``, negation, ``square``, ``sqrt``, and the reverse rules
