@@ -8,7 +8,7 @@
  * float64 result itself.  A kernel gives NumPy's bits on every CPU, by one of two means:
  *   - IEEE operations: + - * /, negation, x * x and sqrt are correctly rounded by
  *     definition, so C and every NumPy loop (scalar or SIMD, any CPU) agree;
- *   - NumPy's own loop: for sin, cos, tan, exp, log, ... the kernel calls the inner loop
+ *   - NumPy's own loop: for sin, cos, tan, exp, log, ..., power the kernel calls the inner loop
  *     NumPy itself runs for that ufunc on a float64 scalar (the one it selected for this
  *     CPU at import, NPY_DISABLE_CPU_FEATURES included), with the arguments NumPy passes
  *     it (n = 1 and NumPy's strides).  libm's sin and NumPy's SIMD sin may differ by an
@@ -63,17 +63,19 @@ typedef void (*fg_numpy_loop)(char **args, const Py_intptr_t *dimensions,
 typedef struct {
     fg_numpy_loop *functions;   /* the ufunc's loop table (PyUFuncObject.functions); NULL: unbound */
     void **data;                /* its loop data table (PyUFuncObject.data), may be NULL */
-    int index;                  /* the entry of the float64 -> float64 loop */
-    Py_intptr_t steps[2];       /* the strides NumPy passes on a scalar (input, output) */
+    int index;                  /* the entry of the float64 (, float64) -> float64 loop */
+    Py_intptr_t steps[3];       /* the strides NumPy passes on scalars (inputs, then output) */
 } fg_ufunc_loop;
 
+/* the unary loops, then from FG_FIRST_BINARY the binary ones */
 enum { FG_SIN, FG_COS, FG_TAN, FG_EXP, FG_LOG, FG_TANH, FG_SINH, FG_COSH, FG_ARCTAN,
-       FG_LOG1P, FG_EXPM1, FG_LOG2, FG_LOG10, FG_N_LOOPS, FG_IEEE = -1 };
+       FG_LOG1P, FG_EXPM1, FG_LOG2, FG_LOG10, FG_POWER, FG_N_LOOPS, FG_IEEE = -1,
+       FG_FIRST_BINARY = FG_POWER };
 
 /* indexed by the enum; each name is the ufunc's */
 static const char *const fg_loop_names[FG_N_LOOPS] = {
     "sin", "cos", "tan", "exp", "log", "tanh", "sinh", "cosh", "arctan",
-    "log1p", "expm1", "log2", "log10"};
+    "log1p", "expm1", "log2", "log10", "power"};
 static fg_ufunc_loop fg_loops[FG_N_LOOPS];
 
 /* The floating-point exceptions NumPy reports (np.errstate); 0 where the platform cannot
@@ -110,6 +112,22 @@ static inline double fg_run_loop(const fg_ufunc_loop *u, double x) {
         return NAN;
     args[0] = (char *)&x;
     args[1] = (char *)&out;
+    u->functions[u->index](args, &n, u->steps, u->data == NULL ? NULL : u->data[u->index]);
+    if (fg_flags_up())
+        return NAN;
+    return out;
+}
+
+/* The same for a binary loop: np.<ufunc>(x, y) for float64 scalars x and y. */
+static inline double fg_run_loop2(const fg_ufunc_loop *u, double x, double y) {
+    double out = 0.0;
+    char *args[3];
+    Py_intptr_t n = 1;
+    if (u->functions == NULL)
+        return NAN;
+    args[0] = (char *)&x;
+    args[1] = (char *)&y;
+    args[2] = (char *)&out;
     u->functions[u->index](args, &n, u->steps, u->data == NULL ? NULL : u->data[u->index]);
     if (fg_flags_up())
         return NAN;
@@ -190,23 +208,28 @@ static FG_NOINLINE int fg_is_python_two(PyObject *y) {
    the ufunc's results are unchanged meanwhile. */
 typedef struct {
     fg_numpy_loop loop;         /* the loop the probe stands in for */
+    int nargs;                  /* its operands and output: 2 for a unary ufunc, 3 for a binary one */
     int calls, consistent;      /* calls seen; every call had the first call's arguments */
-    Py_intptr_t n, steps[2];    /* what the first call had */
+    Py_intptr_t n, steps[3];    /* what the first call had (nargs strides) */
     void *data;
 } fg_probe_record;
 static fg_probe_record fg_probe;
 
 static void fg_probe_loop(char **args, const Py_intptr_t *dimensions, const Py_intptr_t *steps,
                           void *data) {
+    int k;
     if (fg_probe.calls++ == 0) {
         fg_probe.consistent = 1;
         fg_probe.n = dimensions[0];
-        fg_probe.steps[0] = steps[0];
-        fg_probe.steps[1] = steps[1];
+        for (k = 0; k < fg_probe.nargs; k++)
+            fg_probe.steps[k] = steps[k];
         fg_probe.data = data;
-    } else if (dimensions[0] != fg_probe.n || steps[0] != fg_probe.steps[0]
-               || steps[1] != fg_probe.steps[1] || data != fg_probe.data) {
-        fg_probe.consistent = 0;
+    } else {
+        if (dimensions[0] != fg_probe.n || data != fg_probe.data)
+            fg_probe.consistent = 0;
+        for (k = 0; k < fg_probe.nargs; k++)
+            if (steps[k] != fg_probe.steps[k])
+                fg_probe.consistent = 0;
     }
     fg_probe.loop(args, dimensions, steps, data);
 }
@@ -235,11 +258,12 @@ FG_BY_NUMPY(expm1, FG_EXPM1)
 FG_BY_NUMPY(log2, FG_LOG2)
 FG_BY_NUMPY(log10, FG_LOG10)
 #undef FG_BY_NUMPY
+static double fg_np_power(double x, double y) { return fg_run_loop2(&fg_loops[FG_POWER], x, y); }
 
 /* loop: the NumPy loop the kernel calls (it may be switched on only once that is bound),
    or FG_IEEE */
 typedef struct { const char *name; fg_kernel1 f; int loop; } fg_named1;
-typedef struct { const char *name; fg_kernel2 f; } fg_named2;
+typedef struct { const char *name; fg_kernel2 f; int loop; } fg_named2;
 
 static const fg_named1 fg_unary_kernels[] = {
     {"negative", fg_negative, FG_IEEE}, {"square", fg_square, FG_IEEE}, {"sqrt", fg_sqrt, FG_IEEE},
@@ -252,8 +276,9 @@ static const fg_named1 fg_unary_kernels[] = {
     {NULL, NULL, FG_IEEE}};
 
 static const fg_named2 fg_binary_kernels[] = {
-    {"add", fg_add}, {"subtract", fg_subtract}, {"multiply", fg_multiply},
-    {"divide", fg_divide}, {NULL, NULL}};
+    {"add", fg_add, FG_IEEE}, {"subtract", fg_subtract, FG_IEEE},
+    {"multiply", fg_multiply, FG_IEEE}, {"divide", fg_divide, FG_IEEE},
+    {"power", fg_np_power, FG_POWER}, {NULL, NULL, FG_IEEE}};
 
 /* ---- reverse kernels (the rule each mirrors, from numpy_vjps.py, in the comment) ----- */
 /* (No kernel for true_divide's -g * x / y ** 2: NumPy's y ** 2 on a float64 calls the pow

@@ -14,12 +14,13 @@ cdef extern from "_scalar_kernels.h":
         fg_numpy_loop* functions
         void** data
         int index
-        cnp.npy_intp steps[2]
+        cnp.npy_intp steps[3]
     ctypedef struct fg_probe_record:
         fg_numpy_loop loop
+        int nargs
         int calls, consistent
         cnp.npy_intp n
-        cnp.npy_intp steps[2]
+        cnp.npy_intp steps[3]
         void* data
     ctypedef struct fg_named1:
         const char* name
@@ -28,6 +29,7 @@ cdef extern from "_scalar_kernels.h":
     ctypedef struct fg_named2:
         const char* name
         fg_kernel2 f
+        int loop
     ctypedef struct fg_named_vjp:
         const char* name
         fg_vjp_kernel f
@@ -35,6 +37,7 @@ cdef extern from "_scalar_kernels.h":
         int loop
     enum:
         FG_N_LOOPS
+        FG_FIRST_BINARY
         FG_IEEE
         FG_FP_ERRORS
     const char** fg_loop_names
@@ -42,6 +45,7 @@ cdef extern from "_scalar_kernels.h":
     fg_probe_record fg_probe
     void fg_probe_loop(char**, const cnp.npy_intp*, const cnp.npy_intp*, void*)
     double fg_run_loop(const fg_ufunc_loop* u, double x)
+    double fg_run_loop2(const fg_ufunc_loop* u, double x, double y)
     const fg_named1* fg_unary_kernels
     const fg_named2* fg_binary_kernels
     const fg_named_vjp* fg_vjp_kernels
@@ -431,13 +435,15 @@ cdef _check_numpy_loops(dict ufuncs):
 
 cdef object _probe_numpy_loop(str name, ufunc):
     """Whether the kernels that need NumPy's loop ``name`` may call the float64 -> float64
-    inner loop of ``ufunc`` (the ufunc of that name): only once NumPy is seen running that
-    loop on a float64 scalar and on a float.  For each call the probe (_scalar_kernels.h)
-    stands in for the loop in the ufunc's table, records what NumPy passes (one element,
-    the strides, the loop data) and forwards to the loop.  -> (table entry, input stride,
-    output stride) when proven, else why not (a str).  Nothing of the engine changes."""
+    (or float64, float64 -> float64) inner loop of ``ufunc`` (the ufunc of that name): only
+    once NumPy is seen running that loop on float64 scalars and on floats (and, for a binary
+    ufunc, with an int operand, which the kernels take too).  For each call the probe
+    (_scalar_kernels.h) stands in for the loop in the ufunc's table, records what NumPy
+    passes (one element, the strides, the loop data) and forwards to the loop.  -> (table
+    entry, strides) when proven, else why not (a str).  Nothing of the engine changes."""
     cdef cnp.ufunc u
-    cdef int i, entry = -1
+    cdef int i, k, entry = -1
+    cdef int nin = 2 if _loop_id(name) >= FG_FIRST_BINARY else 1
     cdef cnp.PyUFuncGenericFunction loop
     cdef void* data
     cdef double mine, theirs
@@ -449,39 +455,45 @@ cdef object _probe_numpy_loop(str name, ufunc):
     if type(ufunc) is not cnp.ufunc or getattr(ufunc, "__name__", None) != name:
         return "{!r} is not NumPy's ufunc {}".format(ufunc, name)
     u = <cnp.ufunc>ufunc
-    if u.nin != 1 or u.nout != 1 or u.functions is NULL or u.types is NULL:
-        return "{} is not a unary ufunc with a loop table".format(name)
+    if u.nin != nin or u.nout != 1 or u.functions is NULL or u.types is NULL:
+        return "{} is not a {} ufunc with a loop table".format(name, "binary" if nin == 2 else "unary")
     for i in range(u.ntypes):   # NumPy takes the first loop whose types match
-        if u.types[2 * i] == cnp.NPY_DOUBLE and u.types[2 * i + 1] == cnp.NPY_DOUBLE:
+        if all([u.types[(nin + 1) * i + k] == cnp.NPY_DOUBLE for k in range(nin + 1)]):
             entry = i
             break
     if entry < 0 or u.functions[entry] is NULL:
-        return "{} has no float64 -> float64 loop in its table".format(name)
+        return "{} has no float64 loop in its table".format(name)
     loop = u.functions[entry]
     data = NULL if u.data is NULL else u.data[entry]
+    if nin == 1:
+        calls = [(_float64(0.5),), (0.5,)]
+    else:
+        calls = [(_float64(0.5), _float64(1.5)), (0.5, 1.5), (_float64(0.5), 2), (0.5, 2), (2, _float64(1.5))]
     # NumPy's first call on a type may take a longer path than the later ones (NumPy 2.4
     # fills a cache there, then calls the loop from a shortcut for scalars, with other
     # strides): the probe watches the calls after it
-    ufunc(_float64(0.5)), ufunc(0.5)
-    fg_probe.loop, fg_probe.calls, fg_probe.consistent = <fg_numpy_loop>loop, 0, 0
+    for args in calls:
+        ufunc(*args)
+    fg_probe.loop, fg_probe.nargs, fg_probe.calls, fg_probe.consistent = <fg_numpy_loop>loop, nin + 1, 0, 0
     u.functions[entry] = <cnp.PyUFuncGenericFunction>fg_probe_loop
     try:
-        by_numpy = [ufunc(_float64(0.5)), ufunc(0.5), ufunc(_float64(0.5)), ufunc(0.5)]
+        by_numpy = [ufunc(*args) for args in calls + calls]
     finally:
         u.functions[entry] = loop
-    if not (fg_probe.calls == 4 and fg_probe.consistent and fg_probe.n == 1
+    if not (fg_probe.calls == len(by_numpy) and fg_probe.consistent and fg_probe.n == 1
             and fg_probe.data == data):
         return ("NumPy did not run the table's float64 loop once per scalar call, on one "
                 "element (calls {}, n {}, same arguments {})".format(
                     fg_probe.calls, fg_probe.n, bool(fg_probe.consistent)))
     trial.functions, trial.data, trial.index = <fg_numpy_loop*>u.functions, <void**>u.data, entry
-    trial.steps[0], trial.steps[1] = fg_probe.steps[0], fg_probe.steps[1]
-    mine = fg_run_loop(&trial, 0.5)
-    for v in by_numpy:   # and the kernel's own call gives NumPy's result
+    for k in range(nin + 1):
+        trial.steps[k] = fg_probe.steps[k]
+    for args, v in zip(calls + calls, by_numpy):   # and the kernel's own call gives NumPy's result
+        mine = fg_run_loop(&trial, args[0]) if nin == 1 else fg_run_loop2(&trial, args[0], args[1])
         theirs = PyFloat_AS_DOUBLE(v) if type(v) is _float64 else NAN
         if memcmp(&mine, &theirs, sizeof(double)) != 0:
             return "the loop called here gave {!r}, NumPy {!r}".format(mine, v)
-    return (entry, trial.steps[0], trial.steps[1])
+    return (entry,) + tuple([trial.steps[k] for k in range(nin + 1)])
 
 
 cdef dict _probe_numpy_loops(dict ufuncs):
@@ -496,6 +508,7 @@ cdef _install_numpy_loops(dict ufuncs, dict probed):
     the Python code)."""
     cdef fg_ufunc_loop* slot
     cdef cnp.ufunc u
+    cdef Py_ssize_t k
     _loop_ufuncs.clear()
     _loop_status.clear()
     for name, found in probed.items():
@@ -506,7 +519,8 @@ cdef _install_numpy_loops(dict ufuncs, dict probed):
             continue
         u = <cnp.ufunc>ufuncs[name]
         slot.data, slot.index = <void**>u.data, found[0]
-        slot.steps[0], slot.steps[1] = found[1], found[2]
+        for k in range(len(found) - 1):
+            slot.steps[k] = found[k + 1]
         slot.functions = <fg_numpy_loop*>u.functions
         _loop_ufuncs[name], _loop_status[name] = u, None
 
@@ -535,10 +549,13 @@ def scalar_kernel_loop(name):
     """The NumPy loop (a numpy_loop_names() name) that the forward or reverse kernel
     ``name`` calls, or None for an IEEE kernel."""
     cdef int k = _unary_index(name)
+    cdef int b = _binary_index(name)
     cdef int loop = FG_IEEE
     if k >= 0:
         loop = fg_unary_kernels[k].loop
-    elif name != "g" and name != SCATTER_KERNEL and name != ELEMENT_KERNEL and _kernel2(name) is NULL:
+    elif b >= 0:
+        loop = fg_binary_kernels[b].loop
+    elif name != "g" and name != SCATTER_KERNEL and name != ELEMENT_KERNEL:
         loop = fg_vjp_kernels[_vjp_kernel_index(name)].loop
     return None if loop == FG_IEEE else fg_loop_names[loop].decode()
 
@@ -553,14 +570,19 @@ cdef int _unary_index(str name) except -2:
     return -1
 
 
-cdef fg_kernel2 _kernel2(str name) except? NULL:
+cdef int _binary_index(str name) except -2:
     cdef bytes key = name.encode()
     cdef int k = 0
     while fg_binary_kernels[k].name is not NULL:
         if strcmp(fg_binary_kernels[k].name, key) == 0:
-            return fg_binary_kernels[k].f
+            return k
         k += 1
-    return NULL
+    return -1
+
+
+cdef fg_kernel2 _kernel2(str name) except? NULL:
+    cdef int k = _binary_index(name)
+    return NULL if k < 0 else fg_binary_kernels[k].f
 
 
 cdef int _vjp_kernel_index(str name) except -2:
@@ -597,6 +619,8 @@ cdef _check_kernel_loops(str table_name, dict table, dict loops):
             k = _unary_index(kernel)
             if k >= 0:
                 _check_loop(fg_unary_kernels[k].loop, kernel, (<Primitive>key).fun, loops)
+            elif _binary_index(kernel) >= 0:
+                _check_loop(fg_binary_kernels[_binary_index(kernel)].loop, kernel, (<Primitive>key).fun, loops)
         elif kernel != "g" and kernel != SCATTER_KERNEL:
             _check_loop(fg_vjp_kernels[_vjp_kernel_index(kernel)].loop, kernel, None, loops)
 

@@ -10,7 +10,7 @@ NumPy function only where it gives NumPy's bits on every CPU:
 
 - IEEE operations (``+ - * /``, negation, ``square``, ``sqrt``, and the reverse rules
   built from them): correctly rounded, so the same in C and in any NumPy loop;
-- for ``sin``, ``cos``, ``tan``, ``exp``, ``log``, ...: NumPy's own inner loop, the one
+- for ``sin``, ``cos``, ``tan``, ``exp``, ``log``, ..., ``power``: NumPy's own inner loop, the one
   NumPy runs on a float64 scalar on this machine (its SIMD loop where it has one, chosen
   for this CPU and NPY_DISABLE_CPU_FEATURES).  The engine binds each loop here from the
   primitive's ufunc after seeing NumPy call it (``bind``'s ``numpy_loops``); where it cannot,
@@ -50,6 +50,7 @@ FORWARD = {
     anp.expm1: "expm1",
     anp.log2: "log2",
     anp.log10: "log10",
+    anp.power: "power",
 }
 OPERATOR_FORWARD = {
     anp.add_op: "add",
