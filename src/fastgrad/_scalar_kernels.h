@@ -98,40 +98,32 @@ static inline int fg_flags_up(void) { return (_mm_getcsr() & FG_MXCSR_ERRORS) !=
 static inline int fg_flags_up(void) { return fetestexcept(FG_FP_ERRORS) != 0; }
 #endif
 
-/* The loop's result at x, as NumPy computes np.<ufunc>(x) for a float64 scalar x: one
-   element, NumPy's strides.  NaN (the Python path) when the loop is unbound or a
-   floating-point exception flag is up afterwards.  NumPy clears the flags before its loop
-   and reports what is up after it; the flags are not cleared here (that costs more than
-   the loop), so a flag left up by earlier code also sends this one call to the Python
-   path, where NumPy clears it. */
-static inline double fg_run_loop(const fg_ufunc_loop *u, double x) {
-    double out = 0.0;
-    char *args[2];
+/* The loop's result on one element, as NumPy computes np.<ufunc>(x) or np.<ufunc>(x, y)
+   for float64 scalars: ``args`` holds the operands' addresses, then ``out``'s; NumPy's
+   strides.  NaN (the Python path) when the loop is unbound or a floating-point exception
+   flag is up afterwards.  NumPy clears the flags before its loop and reports what is up
+   after it; the flags are not cleared here (that costs more than the loop), so a flag left
+   up by earlier code also sends this one call to the Python path, where NumPy clears it. */
+static inline double fg_loop_result(const fg_ufunc_loop *u, char **args, const double *out) {
     Py_intptr_t n = 1;
     if (u->functions == NULL)
         return NAN;
-    args[0] = (char *)&x;
-    args[1] = (char *)&out;
     u->functions[u->index](args, &n, u->steps, u->data == NULL ? NULL : u->data[u->index]);
     if (fg_flags_up())
         return NAN;
-    return out;
+    return *out;
 }
 
-/* The same for a binary loop: np.<ufunc>(x, y) for float64 scalars x and y. */
+static inline double fg_run_loop(const fg_ufunc_loop *u, double x) {
+    double out = 0.0;
+    char *args[2] = {(char *)&x, (char *)&out};
+    return fg_loop_result(u, args, &out);
+}
+
 static inline double fg_run_loop2(const fg_ufunc_loop *u, double x, double y) {
     double out = 0.0;
-    char *args[3];
-    Py_intptr_t n = 1;
-    if (u->functions == NULL)
-        return NAN;
-    args[0] = (char *)&x;
-    args[1] = (char *)&y;
-    args[2] = (char *)&out;
-    u->functions[u->index](args, &n, u->steps, u->data == NULL ? NULL : u->data[u->index]);
-    if (fg_flags_up())
-        return NAN;
-    return out;
+    char *args[3] = {(char *)&x, (char *)&y, (char *)&out};
+    return fg_loop_result(u, args, &out);
 }
 
 /* A kernel's result that fg_is_clean refused, computed again with the exception flags
