@@ -288,6 +288,15 @@ static double fg_v_sin(double g, double ans, double x, double y) {              
 static double fg_v_cos(double g, double ans, double x, double y) {                           /* -g * sin(x) */
     return (-g) * fg_run_loop(&fg_loops[FG_SIN], x);
 }
+static double fg_v_sinh(double g, double ans, double x, double y) {                          /* g * cosh(x) */
+    return g * fg_run_loop(&fg_loops[FG_COSH], x);
+}
+static double fg_v_cosh(double g, double ans, double x, double y) {                          /* g * sinh(x) */
+    return g * fg_run_loop(&fg_loops[FG_SINH], x);
+}
+/* (x + 1 and ans + 1 below are never subnormal: a double within 2**-53 of -1 is -1) */
+static double fg_v_log1p(double g, double ans, double x, double y) { return g / (x + 1.0); } /* g / (x + 1) */
+static double fg_v_expm1(double g, double ans, double x, double y) { return g * (ans + 1.0); } /* g * (ans + 1) */
 /* The kernels below do two operations.  The engine checks only the final result, so an
    underflow in the first operation (NumPy reports it under np.errstate(under=...)) would
    go unseen: where the first result is zero or subnormal from nonzero operands, they give
@@ -322,6 +331,10 @@ static const fg_named_vjp fg_vjp_kernels[] = {
     {"g/x", fg_v_g_over_x, FG_READS_X, FG_IEEE},
     {"g*cos(x)", fg_v_sin, FG_READS_X, FG_COS},
     {"-g*sin(x)", fg_v_cos, FG_READS_X, FG_SIN},
+    {"g*cosh(x)", fg_v_sinh, FG_READS_X, FG_COSH},
+    {"g*sinh(x)", fg_v_cosh, FG_READS_X, FG_SINH},
+    {"g/(x+1)", fg_v_log1p, FG_READS_X, FG_IEEE},
+    {"g*(ans+1)", fg_v_expm1, FG_READS_ANS, FG_IEEE},
     {"g*(1-ans*ans)", fg_v_tanh, FG_READS_ANS, FG_IEEE},
     {"g*0.5/ans", fg_v_sqrt, FG_READS_ANS, FG_IEEE},
     {"g*2*x", fg_v_square, FG_READS_X, FG_IEEE},

@@ -76,6 +76,10 @@ REVERSE = {
     anp.exp: {0: "g*ans"},
     anp.log: {0: "g/x"},
     anp.tanh: {0: "g*(1-ans*ans)"},
+    anp.sinh: {0: "g*cosh(x)"},
+    anp.cosh: {0: "g*sinh(x)"},
+    anp.log1p: {0: "g/(x+1)"},
+    anp.expm1: {0: "g*(ans+1)"},
     anp.sqrt: {0: "g*0.5/ans"},
     # x ** 2 (the exponent the Python int 2 or float 2.0: the rule's branch for it)
     anp.power: {0: "g*x*2 (y=2)"},
