@@ -69,13 +69,13 @@ typedef struct {
 
 /* the unary loops, then from FG_FIRST_BINARY the binary ones */
 enum { FG_SIN, FG_COS, FG_TAN, FG_EXP, FG_LOG, FG_TANH, FG_SINH, FG_COSH, FG_ARCTAN,
-       FG_LOG1P, FG_EXPM1, FG_LOG2, FG_LOG10, FG_POWER, FG_N_LOOPS, FG_IEEE = -1,
-       FG_FIRST_BINARY = FG_POWER };
+       FG_LOG1P, FG_EXPM1, FG_LOG2, FG_LOG10, FG_POWER, FG_MAXIMUM, FG_MINIMUM, FG_FMAX,
+       FG_FMIN, FG_N_LOOPS, FG_IEEE = -1, FG_FIRST_BINARY = FG_POWER };
 
 /* indexed by the enum; each name is the ufunc's */
 static const char *const fg_loop_names[FG_N_LOOPS] = {
     "sin", "cos", "tan", "exp", "log", "tanh", "sinh", "cosh", "arctan",
-    "log1p", "expm1", "log2", "log10", "power"};
+    "log1p", "expm1", "log2", "log10", "power", "maximum", "minimum", "fmax", "fmin"};
 static fg_ufunc_loop fg_loops[FG_N_LOOPS];
 
 /* The floating-point exceptions NumPy reports (np.errstate); 0 where the platform cannot
@@ -250,7 +250,14 @@ FG_BY_NUMPY(expm1, FG_EXPM1)
 FG_BY_NUMPY(log2, FG_LOG2)
 FG_BY_NUMPY(log10, FG_LOG10)
 #undef FG_BY_NUMPY
-static double fg_np_power(double x, double y) { return fg_run_loop2(&fg_loops[FG_POWER], x, y); }
+#define FG_BY_NUMPY2(name, loop) \
+    static double fg_np_##name(double x, double y) { return fg_run_loop2(&fg_loops[loop], x, y); }
+FG_BY_NUMPY2(power, FG_POWER)
+FG_BY_NUMPY2(maximum, FG_MAXIMUM)
+FG_BY_NUMPY2(minimum, FG_MINIMUM)
+FG_BY_NUMPY2(fmax, FG_FMAX)
+FG_BY_NUMPY2(fmin, FG_FMIN)
+#undef FG_BY_NUMPY2
 
 /* loop: the NumPy loop the kernel calls (it may be switched on only once that is bound),
    or FG_IEEE */
@@ -270,7 +277,9 @@ static const fg_named1 fg_unary_kernels[] = {
 static const fg_named2 fg_binary_kernels[] = {
     {"add", fg_add, FG_IEEE}, {"subtract", fg_subtract, FG_IEEE},
     {"multiply", fg_multiply, FG_IEEE}, {"divide", fg_divide, FG_IEEE},
-    {"power", fg_np_power, FG_POWER}, {NULL, NULL, FG_IEEE}};
+    {"power", fg_np_power, FG_POWER}, {"maximum", fg_np_maximum, FG_MAXIMUM},
+    {"minimum", fg_np_minimum, FG_MINIMUM}, {"fmax", fg_np_fmax, FG_FMAX},
+    {"fmin", fg_np_fmin, FG_FMIN}, {NULL, NULL, FG_IEEE}};
 
 /* ---- reverse kernels (the rule each mirrors, from numpy_vjps.py, in the comment) ----- */
 /* (No kernel for true_divide's -g * x / y ** 2: NumPy's y ** 2 on a float64 calls the pow
@@ -293,6 +302,14 @@ static double fg_v_sinh(double g, double ans, double x, double y) {             
 }
 static double fg_v_cosh(double g, double ans, double x, double y) {                          /* g * sinh(x) */
     return g * fg_run_loop(&fg_loops[FG_SINH], x);
+}
+/* maximum, minimum, fmax, fmin: g times where the argument is the one selected, ties
+   shared evenly: (x == ans) / (1 + (x == y)), exactly 0, 0.5 or 1 */
+static double fg_v_selected_x(double g, double ans, double x, double y) {                    /* g * [x==ans] / (1+[x==y]) */
+    return g * ((x == ans ? 1.0 : 0.0) / (1.0 + (x == y ? 1.0 : 0.0)));
+}
+static double fg_v_selected_y(double g, double ans, double x, double y) {                    /* g * [y==ans] / (1+[y==x]) */
+    return g * ((y == ans ? 1.0 : 0.0) / (1.0 + (y == x ? 1.0 : 0.0)));
 }
 /* (x + 1 and ans + 1 below are never subnormal: a double within 2**-53 of -1 is -1) */
 static double fg_v_log1p(double g, double ans, double x, double y) { return g / (x + 1.0); } /* g / (x + 1) */
@@ -335,6 +352,8 @@ static const fg_named_vjp fg_vjp_kernels[] = {
     {"g*sinh(x)", fg_v_cosh, FG_READS_X, FG_SINH},
     {"g/(x+1)", fg_v_log1p, FG_READS_X, FG_IEEE},
     {"g*(ans+1)", fg_v_expm1, FG_READS_ANS, FG_IEEE},
+    {"g*[x==ans]/(1+[x==y])", fg_v_selected_x, FG_READS_ANS | FG_READS_X | FG_READS_Y, FG_IEEE},
+    {"g*[y==ans]/(1+[y==x])", fg_v_selected_y, FG_READS_ANS | FG_READS_X | FG_READS_Y, FG_IEEE},
     {"g*(1-ans*ans)", fg_v_tanh, FG_READS_ANS, FG_IEEE},
     {"g*0.5/ans", fg_v_sqrt, FG_READS_ANS, FG_IEEE},
     {"g*2*x", fg_v_square, FG_READS_X, FG_IEEE},

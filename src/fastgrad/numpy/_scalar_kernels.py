@@ -51,6 +51,10 @@ FORWARD = {
     anp.log2: "log2",
     anp.log10: "log10",
     anp.power: "power",
+    anp.maximum: "maximum",
+    anp.minimum: "minimum",
+    anp.fmax: "fmax",
+    anp.fmin: "fmin",
 }
 OPERATOR_FORWARD = {
     anp.add_op: "add",
@@ -80,6 +84,11 @@ REVERSE = {
     anp.cosh: {0: "g*sinh(x)"},
     anp.log1p: {0: "g/(x+1)"},
     anp.expm1: {0: "g*(ans+1)"},
+    # ties share g evenly (numpy/_elementwise.py's _balanced_weight)
+    anp.maximum: {0: "g*[x==ans]/(1+[x==y])", 1: "g*[y==ans]/(1+[y==x])"},
+    anp.minimum: {0: "g*[x==ans]/(1+[x==y])", 1: "g*[y==ans]/(1+[y==x])"},
+    anp.fmax: {0: "g*[x==ans]/(1+[x==y])", 1: "g*[y==ans]/(1+[y==x])"},
+    anp.fmin: {0: "g*[x==ans]/(1+[x==y])", 1: "g*[y==ans]/(1+[y==x])"},
     anp.sqrt: {0: "g*0.5/ans"},
     # x ** 2 (the exponent the Python int 2 or float 2.0: the rule's branch for it)
     anp.power: {0: "g*x*2 (y=2)"},
@@ -113,6 +122,10 @@ _BINARY = frozenset(
         anp.subtract_op,
         anp.multiply_op,
         anp.true_divide_op,
+        anp.maximum,
+        anp.minimum,
+        anp.fmax,
+        anp.fmin,
     ]
 )
 
