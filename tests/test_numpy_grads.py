@@ -567,3 +567,37 @@ def test_whole_array_sum_and_mean_are_numpys(shape, np):
             assert onp.isnan(mean(onp.zeros(0)))
         messages.append([(w.category, str(w.message)) for w in caught])
     assert messages[0] == messages[1] and any(m.startswith("Mean of empty slice") for _, m in messages[1])
+
+
+# and of one value (a Python float, a NumPy float64): add.reduce, without NumPy's layers
+@pytest.mark.parametrize("value", [0.7, -1.5, -0.0, float("nan"), float("inf"), 5e-324])
+@pytest.mark.parametrize("wrap", [float, onp.float64], ids=["float", "float64"])
+def test_scalar_sum_and_mean_are_numpys(value, wrap, np):
+    v = wrap(value)
+    for ours, numpys in [(np.sum, onp.sum), (np.mean, onp.mean)]:
+        got, expected = ours(v), numpys(v)
+        assert type(got) is type(expected)
+        assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(
+    "fun",
+    [
+        lambda np, x: np.sum(x) * np.sin(x),
+        lambda np, x: np.mean(x**2),
+        lambda np, x: 2**x,  # log of the base: a positive Python int
+        lambda np, x: 2.5**x,
+        lambda np, x: np.power(onp.float64(3.0), x),
+        lambda np, x: x**x,  # the base traced as well
+        lambda np, x: (-2.0) ** np.round(x) + x,  # a negative base: log taken as 0
+        lambda np, x: 0.0**x,
+    ],
+    ids=["sum", "mean", "int-base", "float-base", "float64-base", "self", "negative-base", "zero-base"],
+)
+@pytest.mark.parametrize("x", [1.3, onp.float64(0.4)], ids=["float", "float64"])
+def test_scalar_reductions_and_exponent_gradients(fun, x, np, ag, ref):
+    check_grads(lambda x: fun(np, x), x, modes=("rev", "fwd"), order=2)
+    got = ag.grad(lambda x: fun(np, x))(x)
+    expected = ref.grad(lambda x: fun(ref.np, x))(x)
+    assert type(got) is type(expected)
+    assert_tree_allclose(got, expected, rtol=1e-15, what="gradient")

@@ -40,6 +40,7 @@ from ._shapes import (
 )
 
 _ndarray = onp.ndarray
+_float64 = onp.float64
 _same_layout = _engine.same_layout
 # NumPy's log of the base, as autograd's rules take it (the C library's may differ by an ulp
 # from a NumPy whose SIMD log is not correctly rounded there: NumPy 1.25 with AVX-512, log(10))
@@ -287,6 +288,9 @@ def _float_power_base(t, ans, x, y):
 def _log_base(x):
     """log(x) where the derivative of x**y w.r.t. y exists: x > 0 (real), x != 0 (complex);
     0 elsewhere."""
+    v = getval(x)
+    if (type(v) is float or type(v) is int or type(v) is _float64) and v > 0:
+        return _log(x)  # (a positive real number: the general branch below gives the same)
     if is_complex(x):
         return _log(_where(x == 0, 1.0, x))
     if not may_hold_true(~(data_of(x) > 0)):  # (NaN counts as not positive)

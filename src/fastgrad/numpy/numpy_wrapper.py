@@ -38,6 +38,7 @@ _isinstance = _builtins.isinstance
 _type = _builtins.type
 _len = _builtins.len
 _list = _builtins.list
+_float = _builtins.float
 _tuple = _builtins.tuple
 _hasattr = _builtins.hasattr
 _range = _builtins.range
@@ -176,8 +177,12 @@ def _list_aware_primitive(np_fun):
 
     def raw(a, *args, **kwargs):
         t = _type(a)
-        if whole is not None and t is _ndarray and not args and not kwargs and a.dtype.type is _float64:
-            return whole(a)
+        if whole is not None and not args and not kwargs:
+            if t is _ndarray and a.dtype.type is _float64:
+                return whole(a)
+            if t is _float64 or t is _float:
+                # one value: its sum and its mean are the value, as a float64 (NumPy's result)
+                return _add_reduce(a, axis=None)
         if (t is _list or t is _tuple) and (_contains_box(a) or _backends.LOADED and _contains_foreign(a)):
             return this[0](array(a), *args, **kwargs)
         return np_fun(a, *args, **kwargs)
