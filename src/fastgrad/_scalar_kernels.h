@@ -6,7 +6,7 @@
  * when every value involved is a float64 or a Python float (one operand of + - * / and of
  * their rules may also be an int that a double holds exactly: x * 2), and builds the
  * float64 result itself.  A kernel gives NumPy's bits on every CPU, by one of two means:
- *   - IEEE operations: + - * /, negation, x * x and sqrt are correctly rounded by
+ *   - IEEE operations: + - * /, negation, |x|, x * x and sqrt are exact or correctly rounded by
  *     definition, so C and every NumPy loop (scalar or SIMD, any CPU) agree;
  *   - NumPy's own loop: for sin, cos, tan, exp, log, ..., power the kernel calls the inner loop
  *     NumPy itself runs for that ufunc on a float64 scalar (the one it selected for this
@@ -234,6 +234,8 @@ static double fg_divide(double x, double y) { return x / y; }
 static double fg_negative(double x) { return -x; }
 static double fg_square(double x) { return x * x; }
 static double fg_sqrt(double x) { return sqrt(x); }
+/* (clears the sign bit, as NumPy's absolute and fabs loops do: exact) */
+static double fg_absolute(double x) { return fabs(x); }
 
 #define FG_BY_NUMPY(name, loop) static double fg_np_##name(double x) { return fg_run_loop(&fg_loops[loop], x); }
 FG_BY_NUMPY(sin, FG_SIN)
@@ -266,6 +268,7 @@ typedef struct { const char *name; fg_kernel2 f; int loop; } fg_named2;
 
 static const fg_named1 fg_unary_kernels[] = {
     {"negative", fg_negative, FG_IEEE}, {"square", fg_square, FG_IEEE}, {"sqrt", fg_sqrt, FG_IEEE},
+    {"absolute", fg_absolute, FG_IEEE},
     {"sin", fg_np_sin, FG_SIN}, {"cos", fg_np_cos, FG_COS}, {"tan", fg_np_tan, FG_TAN},
     {"exp", fg_np_exp, FG_EXP}, {"log", fg_np_log, FG_LOG}, {"tanh", fg_np_tanh, FG_TANH},
     {"sinh", fg_np_sinh, FG_SINH}, {"cosh", fg_np_cosh, FG_COSH},
@@ -311,6 +314,10 @@ static double fg_v_selected_x(double g, double ans, double x, double y) {       
 static double fg_v_selected_y(double g, double ans, double x, double y) {                    /* g * [y==ans] / (1+[y==x]) */
     return g * ((y == ans ? 1.0 : 0.0) / (1.0 + (y == x ? 1.0 : 0.0)));
 }
+/* NumPy's sign of a float: 1, -1, 0 (for either zero), or x itself where x is nan */
+static double fg_v_abs(double g, double ans, double x, double y) {                           /* g * sign(x) */
+    return g * (x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x == 0.0 ? 0.0 : x);
+}
 /* (x + 1 and ans + 1 below are never subnormal: a double within 2**-53 of -1 is -1) */
 static double fg_v_log1p(double g, double ans, double x, double y) { return g / (x + 1.0); } /* g / (x + 1) */
 static double fg_v_expm1(double g, double ans, double x, double y) { return g * (ans + 1.0); } /* g * (ans + 1) */
@@ -351,6 +358,7 @@ static const fg_named_vjp fg_vjp_kernels[] = {
     {"g*cosh(x)", fg_v_sinh, FG_READS_X, FG_COSH},
     {"g*sinh(x)", fg_v_cosh, FG_READS_X, FG_SINH},
     {"g/(x+1)", fg_v_log1p, FG_READS_X, FG_IEEE},
+    {"g*sign(x)", fg_v_abs, FG_READS_X, FG_IEEE},
     {"g*(ans+1)", fg_v_expm1, FG_READS_ANS, FG_IEEE},
     {"g*[x==ans]/(1+[x==y])", fg_v_selected_x, FG_READS_ANS | FG_READS_X | FG_READS_Y, FG_IEEE},
     {"g*[y==ans]/(1+[y==x])", fg_v_selected_y, FG_READS_ANS | FG_READS_X | FG_READS_Y, FG_IEEE},

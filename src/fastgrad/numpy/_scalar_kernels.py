@@ -8,7 +8,7 @@ them when every value involved is a float64 or a Python float (or, for one opera
 where NumPy computes on that double).  A kernel stands for a
 NumPy function only where it gives NumPy's bits on every CPU:
 
-- IEEE operations (``+ - * /``, negation, ``square``, ``sqrt``, and the reverse rules
+- IEEE operations (``+ - * /``, negation, ``square``, ``sqrt``, ``abs``, and the reverse rules
   built from them): correctly rounded, so the same in C and in any NumPy loop;
 - for ``sin``, ``cos``, ``tan``, ``exp``, ``log``, ..., ``power``: NumPy's own inner loop, the one
   NumPy runs on a float64 scalar on this machine (its SIMD loop where it has one, chosen
@@ -37,6 +37,8 @@ FORWARD = {
     anp.negative: "negative",
     anp.square: "square",
     anp.sqrt: "sqrt",
+    anp.absolute: "absolute",
+    anp.fabs: "absolute",
     anp.sin: "sin",
     anp.cos: "cos",
     anp.tan: "tan",
@@ -84,6 +86,8 @@ REVERSE = {
     anp.cosh: {0: "g*sinh(x)"},
     anp.log1p: {0: "g/(x+1)"},
     anp.expm1: {0: "g*(ans+1)"},
+    anp.absolute: {0: "g*sign(x)"},
+    anp.fabs: {0: "g*sign(x)"},
     # ties share g evenly (numpy/_elementwise.py's _balanced_weight)
     anp.maximum: {0: "g*[x==ans]/(1+[x==y])", 1: "g*[y==ans]/(1+[y==x])"},
     anp.minimum: {0: "g*[x==ans]/(1+[x==y])", 1: "g*[y==ans]/(1+[y==x])"},
