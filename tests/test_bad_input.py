@@ -689,6 +689,31 @@ def test_gradient_does_not_alias_captured_constants():
         assert not onp.shares_memory(g, c) and not onp.shares_memory(g, c_ro)
 
 
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: x,
+        lambda x: np.where(x > 0, x, 0.0),
+        lambda x: np.array(x),
+        lambda x: np.reshape(x, ()),
+        lambda x: np.sum(x, keepdims=False) * onp.ones(()),
+    ],
+    ids=["identity", "where", "array", "reshape", "times-0d"],
+)
+@pytest.mark.parametrize("x0", [onp.array(0.5), onp.float64(0.5), 0.5], ids=["0d", "float64", "float"])
+def test_gradient_of_a_0d_output_is_a_fresh_writeable_value(f, x0):
+    # the seed of a float64 scalar or 0-d output is one shared read-only 1.0; no
+    # gradient may be that array, and writing into one gradient must not change the next
+    g = fastgrad.grad(f)(x0)
+    assert float(g) == 1.0 and onp.shape(g) == ()
+    if isinstance(g, onp.ndarray):
+        assert g.flags.writeable
+        g[()] = 7.0
+    again = fastgrad.grad(f)(x0)
+    assert float(again) == 1.0
+    assert type(again) is type(g)
+
+
 def test_read_only_cotangent_for_make_vjp():
     x = onp.array([0.5, 1.0, 2.0])
     u = onp.array([1.0, -1.0, 2.0])

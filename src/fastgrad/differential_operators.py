@@ -100,12 +100,15 @@ def _scalar_output_space(op, ans, title=None):
 _ONE = _onp.ones(())
 _ONE.setflags(write=False)
 _FLOAT64 = _onp.float64
+_F64 = _ONE.dtype
+_NDARRAY = _onp.ndarray
 
 
 def _scalar_seed(op, ans, title=None):
     """The all-ones cotangent of a real scalar output (TypeError for any other output)."""
-    if type(ans) is float or type(ans) is _FLOAT64:
-        return _ONE
+    t = type(ans)
+    if t is float or t is _FLOAT64 or (t is _NDARRAY and ans.dtype is _F64 and not ans.shape):
+        return _ONE  # (and of a 0-d float64 array, whose ones() is the same value)
     return _scalar_output_space(op, ans, title).ones()
 
 
