@@ -601,3 +601,44 @@ def test_scalar_reductions_and_exponent_gradients(fun, x, np, ag, ref):
     expected = ref.grad(lambda x: fun(ref.np, x))(x)
     assert type(got) is type(expected)
     assert_tree_allclose(got, expected, rtol=1e-15, what="gradient")
+
+
+# rules that look for special entries (zeros, x near 0) take a scalar shortcut on a
+# comparison of scalars; at those points they must give what they give on an array
+@pytest.mark.parametrize(
+    "fun, x",
+    [
+        (lambda np, x: np.hypot(x, x * 0.0), 0.0),
+        (lambda np, x: np.hypot(x, 0.0), 0.0),
+        (lambda np, x: np.hypot(x, 2.0), 0.0),
+        (lambda np, x: np.sinc(x), 0.0),
+        (lambda np, x: np.sinc(x), 0.005),
+        (lambda np, x: np.sinc(x), 0.5),
+        (lambda np, x: x**0.0, 0.0),
+        (lambda np, x: np.power(x, x * 0.0), 0.0),
+        (lambda np, x: 0.0**x, 1.5),
+        (lambda np, x: np.abs(x + 0j), 0.0),
+        (lambda np, x: np.abs(x + 1j), 0.0),
+    ],
+    ids=[
+        "hypot-00",
+        "hypot-0-const",
+        "hypot-x0",
+        "sinc-0",
+        "sinc-small",
+        "sinc",
+        "pow0-at-0",
+        "pow-both-0",
+        "zero-base",
+        "abs-complex-0",
+        "abs-complex",
+    ],
+)
+def test_scalar_rules_at_special_points_match_arrays(fun, x, ag, np):
+    for wrap in (float, onp.float64):
+        on_scalar = ag.grad(lambda v: fun(np, v))(wrap(x))
+        on_array = ag.grad(lambda v: np.sum(fun(np, v)))(onp.array([x]))
+        assert onp.array_equal(onp.asarray(on_scalar).reshape(1), on_array, equal_nan=True), (on_scalar, on_array)
+        on_scalar_2 = ag.grad(ag.grad(lambda v: fun(np, v)))(wrap(x))
+        on_array_2 = ag.elementwise_grad(ag.elementwise_grad(lambda v: fun(np, v)))(onp.array([x]))
+        assert onp.array_equal(onp.asarray(on_scalar_2).reshape(1), on_array_2, equal_nan=True)

@@ -30,6 +30,7 @@ from .numpy_vspaces import array_vspace
 
 _ndarray = onp.ndarray
 _float64 = onp.float64
+_bool_ = onp.bool_
 _F64 = onp.dtype(onp.float64)
 _C128 = onp.dtype(onp.complex128)
 NoValue = onp._NoValue
@@ -144,7 +145,10 @@ def may_hold_true(mask):
     counts as possibly true without looking (looking would compute it or wait for the
     GPU): the rule then takes its general branch, which gives the same values where the
     mask is false."""
-    if type(mask) is _ndarray or not _backends.is_foreign(mask):
+    t = type(mask)
+    if t is _bool_ or t is bool:  # (a comparison of scalars)
+        return bool(mask)
+    if t is _ndarray or not _backends.is_foreign(mask):
         return bool(onp.any(mask))
     return True
 
