@@ -642,3 +642,46 @@ def test_scalar_rules_at_special_points_match_arrays(fun, x, ag, np):
         on_scalar_2 = ag.grad(ag.grad(lambda v: fun(np, v)))(wrap(x))
         on_array_2 = ag.elementwise_grad(ag.elementwise_grad(lambda v: fun(np, v)))(onp.array([x]))
         assert onp.array_equal(onp.asarray(on_scalar_2).reshape(1), on_array_2, equal_nan=True)
+
+
+# max and min over a whole float64 array take a shortcut (no reshapes); it must give the
+# bits of the general rule, which the same reduction written with every axis named takes
+@FG_ONLY
+@pytest.mark.parametrize("name", ["max", "min", "amax", "nanmax", "ptp"])
+@pytest.mark.parametrize(
+    "x",
+    [
+        onp.array([1.0, 3.0, 3.0, -2.0, 3.0]),  # a three-way tie: weights 1/3
+        onp.array([[2.0, 7.0], [7.0, 7.0], [-7.0, 0.0]]),
+        onp.array([0.5, onp.nan, 2.0]),
+        onp.array(4.0),
+        onp.arange(6.0).reshape(2, 3) * 0.0,  # all tied
+    ],
+    ids=["tie3", "2d", "nan", "0d", "all-tied"],
+)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_whole_array_max_matches_the_general_rule(name, x, keepdims, ag, np):
+    fun = getattr(np, name)
+    every_axis = tuple(range(x.ndim))
+    if name == "nanmax" and onp.isnan(x).all():
+        pytest.skip("an all-NaN slice")
+    seed = onp.random.RandomState(3).randn(*onp.shape(fun(x, keepdims=keepdims)))
+
+    def whole(v):
+        return np.sum(fun(v, keepdims=keepdims) * seed)
+
+    def general(v):
+        return np.sum(fun(v, axis=every_axis, keepdims=keepdims) * seed)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for op in (ag.grad, ag.elementwise_grad):
+            a, b = op(whole)(x), op(general)(x)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (a, b)
+        a = ag.grad(lambda v: np.sum(ag.grad(whole)(v) * onp.sin(v)))(x)
+        b = ag.grad(lambda v: np.sum(ag.grad(general)(v) * onp.sin(v)))(x)
+        assert a.tobytes() == b.tobytes()
+        t = onp.ones_like(x)
+        ja = ag.make_jvp(whole)(x)(t)[1]
+        jb = ag.make_jvp(general)(x)(t)[1]
+        assert onp.asarray(ja).tobytes() == onp.asarray(jb).tobytes()

@@ -45,6 +45,7 @@ from ._shapes import (
 )
 
 _F64 = onp.dtype(onp.float64)
+_ndarray = onp.ndarray
 
 # primitives the rules call, bound once
 _sum, _reshape, _broadcast_to, _transpose = anp.sum, anp.reshape, anp.broadcast_to, anp.transpose
@@ -170,9 +171,19 @@ if hasattr(anp, "product"):  # NumPy 1's alias
     def_rules(anp.product, [_prod_vjp], [_prod_jvp])
 
 
+def _whole_float64_array(x, axis, where=True):
+    """The reduction is over the whole of a NumPy array with float64 weights (real or
+    complex float64, or integers), where the rules' shortcuts give the same bits."""
+    return axis is None and not _has_where(where) and type(getval(x)) is _ndarray and real_dtype(dtype_of(x)) is _F64
+
+
 def _maxmin_weights(x, ans, axis, keepdims, where=True):
     """Which entries of ``x`` are the group's max (or min) ``ans``; tied entries share
     evenly.  In x's real dtype, x's shape."""
+    if _whole_float64_array(x, axis, where):
+        # one group: its count of ties is the sum over every axis, without the reshapes
+        w = as_dtype(getval(x) == getval(ans), _F64)
+        return w / onp.maximum(w.sum(), 1)
     shape, dtype = shape_and_dtype(x)
     axes = normalized_axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
@@ -185,6 +196,8 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
 
 def _maxmin_reduce_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
     w = _maxmin_weights(x, ans, axis, keepdims, where)
+    if _whole_float64_array(x, axis, where):
+        return unbroadcast(g * w, x)  # (g is one value: the product broadcasts it)
     return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims, like=x) * w, x)
 
 
