@@ -177,13 +177,18 @@ def _whole_float64_array(x, axis, where=True):
     return axis is None and not _has_where(where) and type(getval(x)) is _ndarray and real_dtype(dtype_of(x)) is _F64
 
 
+def _whole_array_weights(x, ans):
+    """_maxmin_weights where _whole_float64_array holds: one group, whose count of ties
+    is the sum over every axis, without the reshapes."""
+    w = as_dtype(getval(x) == getval(ans), _F64)
+    return w / onp.maximum(w.sum(), 1)
+
+
 def _maxmin_weights(x, ans, axis, keepdims, where=True):
     """Which entries of ``x`` are the group's max (or min) ``ans``; tied entries share
     evenly.  In x's real dtype, x's shape."""
     if _whole_float64_array(x, axis, where):
-        # one group: its count of ties is the sum over every axis, without the reshapes
-        w = as_dtype(getval(x) == getval(ans), _F64)
-        return w / onp.maximum(w.sum(), 1)
+        return _whole_array_weights(x, ans)
     shape, dtype = shape_and_dtype(x)
     axes = normalized_axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
@@ -195,9 +200,9 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
 
 
 def _maxmin_reduce_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    w = _maxmin_weights(x, ans, axis, keepdims, where)
     if _whole_float64_array(x, axis, where):
-        return unbroadcast(g * w, x)  # (g is one value: the product broadcasts it)
+        return unbroadcast(g * _whole_array_weights(x, ans), x)  # (g is one value: the product broadcasts it)
+    w = _maxmin_weights(x, ans, axis, keepdims, where)
     return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims, like=x) * w, x)
 
 
