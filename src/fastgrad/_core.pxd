@@ -58,7 +58,7 @@ cdef class VJPRule:
     cdef fg_vjp_kernel kernels[2]     # C version of entries[0], entries[1] on float64 scalars, or NULL
     cdef int kernel_reads[2]          # FG_READS_* flags of those kernels; -1: the rule returns g itself
     cdef object rule_for(self, Py_ssize_t argnum, object g, object ans, PyObject** argv,
-                         Py_ssize_t n, dict kwargs)
+                         Py_ssize_t n, dict kwargs, bint g_is_spare)
     cpdef object one(self, object argnum, object g, object ans, tuple args, dict kwargs)
 
 

@@ -432,9 +432,13 @@ cdef object _backward_on_nodes(object g, VJPNode end, bint consume, list roots):
                         if k == 0 and (<VJPRule>node.rule).kernel_reads[0] == READS_SCATTER \
                                 and _added_at_index(node, <VJPNode>_parent(node, 0), g):
                             continue
-                        cot = _rule_cotangent(<VJPRule>node.rule, <object>PyTuple_GET_ITEM(argnums, k), g, node)
+                        # the last parent's cotangent may go into g's float64 when nothing
+                        # else holds g (_reuse_float64): a chain allocates no cotangents
+                        cot = _rule_cotangent(<VJPRule>node.rule, <object>PyTuple_GET_ITEM(argnums, k), g, node,
+                                              k == nparents - 1 and Py_REFCNT(g) == 1)
                         if cot is not None:
                             _add_to_node(<VJPNode>_parent(node, k), cot)
+                            cot = None   # (the next node's g may be this object: its only holder is then the sum)
                 else:
                     if node.replay is not None and memo is None:
                         memo = {}
@@ -577,19 +581,34 @@ cdef int _pull_back(VJPNode node, object g, dict memo) except -1:
     return 0
 
 
-cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node):
-    """rule.one(argnum, g, ...) for the node, by the C tables when argnum is small."""
+cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNode node,
+                                   bint g_is_spare):
+    """rule.one(argnum, g, ...) for the node, by the C tables when argnum is small
+    (``g_is_spare``: as for _vjp_by_kernel)."""
     cdef Py_ssize_t i = <Py_ssize_t>argnum if type(argnum) is int else -1   # (inlined for small ints)
     cdef PyObject* buffer[2]
     if 0 <= i < 8:
-        return rule.rule_for(i, g, node.value, _node_argv(node, buffer), node.nargs, node._kwargs)
+        return rule.rule_for(i, g, node.value, _node_argv(node, buffer), node.nargs, node._kwargs,
+                             g_is_spare)
     return rule.one(argnum, g, node.value, node.args, node._kwargs)
 
 
 cdef inline int _add_to_node(VJPNode parent, object cot) except -1:
     cdef bint owned
+    cdef PyObject* prev = <PyObject*>parent.pending   # (borrowed: the node holds it)
+    cdef double total
     if parent.pending is None:
         parent.pending = _first_contribution(cot, &owned)
+    elif type(cot) is _float64 and <PyObject*>Py_TYPE(<object>prev) == <PyObject*>_float64 \
+            and Py_REFCNT(<object>prev) == 1:
+        # a sum of float64s that only the node holds takes the next one in place
+        # (_reuse_float64); an inexact sum goes the general way, where NumPy warns
+        total = PyFloat_AS_DOUBLE(<object>prev) + PyFloat_AS_DOUBLE(cot)
+        if not (fg_is_clean(total) or fg_quiet_add(PyFloat_AS_DOUBLE(<object>prev), PyFloat_AS_DOUBLE(cot), &total)):
+            parent.pending = _accumulate(parent.pending, parent.owned, cot, &owned)
+        else:
+            _reuse_float64(<object>prev, total)
+            owned = True
     else:
         parent.pending = _accumulate(parent.pending, parent.owned, cot, &owned)
     parent.owned = owned

@@ -145,12 +145,13 @@ cdef class VJPRule:
         self.kernel_reads[0] = self.kernel_reads[1] = 0
 
     cdef object rule_for(self, Py_ssize_t i, object g, object ans, PyObject** argv, Py_ssize_t n,
-                         dict kwargs):
-        """``one`` for an argnum 0 <= i < 8 and the arguments ``argv[:n]``, from the C tables."""
+                         dict kwargs, bint g_is_spare):
+        """``one`` for an argnum 0 <= i < 8 and the arguments ``argv[:n]``, from the C tables
+        (``g_is_spare``: as for _vjp_by_kernel)."""
         cdef int kind = self.kinds[i]
         if kind == K_DIRECT:
             if i < 2 and (self.kernel_reads[i] != 0 or self.kernels[i] is not NULL):
-                cot = _vjp_by_kernel(self, i, g, ans, argv, n, kwargs)
+                cot = _vjp_by_kernel(self, i, g, ans, argv, n, kwargs, g_is_spare)
                 if cot is not None:
                     return cot
             return _call_with(<object>PyTuple_GET_ITEM(self.funcs, i), g, ans, True, argv, n, kwargs)
@@ -166,7 +167,7 @@ cdef class VJPRule:
         if type(argnum) is int:
             i = PyLong_AsSsize_t(argnum)
             if 0 <= i < 8:
-                return self.rule_for(i, g, ans, fg_tuple_items(args), n, kwargs)
+                return self.rule_for(i, g, ans, fg_tuple_items(args), n, kwargs, False)
         cdef PyObject* found = PyDict_GetItem(self.entries, argnum)
         if found is NULL:
             raise _missing("VJP", self.fun, (argnum,))

@@ -94,6 +94,9 @@ cdef extern from *:
         return o;
     }
 
+    /* Store v in a float64 (or float) object: its value is where PyFloat_AS_DOUBLE reads it. */
+    static void fg_set_float_value(PyObject *o, double v) { ((PyFloatObject *)o)->ob_fval = v; }
+
     /* An int operand's value (x * 2, 1 - x, where NumPy gives a float64 too), when it is
        an int (not a bool) with |x| <= 2**53: converting it to a double is exact, and NumPy
        computes on that double whatever its promotion rules (NEP 50's or the legacy ones),
@@ -112,6 +115,7 @@ cdef extern from *:
     }
     """
     object fg_new_float64(object float64_type, double v)
+    void fg_set_float_value(object o, double v)
     void fg_check_float64_layout(object float64_type)
     double fg_int_operand(PyObject* x)
 
@@ -203,11 +207,13 @@ cdef inline bint _cotangent_value(object g, double* out):
 
 
 cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyObject** argv,
-                           Py_ssize_t n, dict kwargs):
+                           Py_ssize_t n, dict kwargs, bint g_is_spare):
     """The cotangent of argument ``i`` by the rule's kernel, or None when it does not
     apply: g must be a float64 and every value the kernel reads a float64 or float, but
     for the other operand of a binary rule, which may be an int (fg_int_operand) (or, for
-    the one-operation rules of + - * /, all arrays of one shape and dtype)."""
+    the one-operation rules of + - * /, all arrays of one shape and dtype).  ``g_is_spare``:
+    g is a float64 that only the caller holds and will not read again, so the result may
+    be written into it (_reuse_float64)."""
     cdef int reads = rule.kernel_reads[i]
     cdef double x = 0.0, y = 0.0, a = 0.0, gv = 0.0, r
     if kwargs or reads == READS_SCATTER:   # (that one adds into the sum itself: _added_at_index)
@@ -250,6 +256,8 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
         a = PyFloat_AS_DOUBLE(ans)
     r = rule.kernels[i](gv, a, x, y)
     if fg_is_clean(r) or fg_quiet_vjp(rule.kernels[i], gv, a, x, y, &r):
+        if g_is_spare and type(g) is _float64:
+            return _reuse_float64(g, r)
         return fg_new_float64(_float64, r)
     return None
 
@@ -385,6 +393,16 @@ cdef inline bint _index_in(object item, cnp.npy_intp size, cnp.npy_intp* out) ex
         return False
     out[0] = <cnp.npy_intp>i
     return True
+
+
+cdef inline object _reuse_float64(object spare, double v):
+    """``spare``, a float64 nothing but the caller can reach, now holding ``v``: the same
+    value as a new float64 of v, without allocating one and freeing ``spare``.  A float64
+    keeps nothing derived from its value (its hash is computed when asked for) and has no
+    weak references, so no one can tell the object was reused.  A chain of scalar
+    primitives passes one cotangent object from node to node this way."""
+    fg_set_float_value(spare, v)
+    return spare
 
 
 cdef inline object _add_float64(object a, object b):
@@ -719,7 +737,7 @@ def eval_rule_kernel(VJPRule rule, Py_ssize_t argnum, g, ans, tuple args):
     funcs = rule.funcs
     rule.funcs = funcs[:argnum] + (_python_rule_not_run,) + funcs[argnum + 1:]
     try:
-        cot = rule.rule_for(argnum, g, ans, fg_tuple_items(args), len(args), None)
+        cot = rule.rule_for(argnum, g, ans, fg_tuple_items(args), len(args), None, False)
     finally:
         rule.funcs = funcs
     return None if cot is _NOT_BY_KERNEL else cot
