@@ -362,6 +362,8 @@ _UNDERFLOW_INSIDE = {
     "tanh": (lambda x: np.tanh(x) * 3.0, onp.float64(1e-160)),
     "sqrt": (lambda x: (np.sqrt(x) - 1e-150) * 3e-308, onp.float64(1e-300)),
     "square": (lambda x: (x**2 - 2.25) * 1.2e-308, onp.float64(1.5)),
+    # a zero cotangent: the rule's zero is exact, but its ans * ans underflowed all the same
+    "tanh, zero cotangent": (lambda x: np.tanh(x) * 0.0, onp.float64(1e-160)),
 }
 
 

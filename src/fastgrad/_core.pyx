@@ -603,8 +603,7 @@ cdef inline int _add_to_node(VJPNode parent, object cot) except -1:
             and Py_REFCNT(<object>prev) == 1:
         # a sum of float64s that only the node holds takes the next one in place
         # (_reuse_float64); an inexact sum goes the general way, where NumPy warns
-        total = PyFloat_AS_DOUBLE(<object>prev) + PyFloat_AS_DOUBLE(cot)
-        if not (fg_is_clean(total) or fg_quiet_add(PyFloat_AS_DOUBLE(<object>prev), PyFloat_AS_DOUBLE(cot), &total)):
+        if not fg_sum(PyFloat_AS_DOUBLE(<object>prev), PyFloat_AS_DOUBLE(cot), &total):
             parent.pending = _accumulate(parent.pending, parent.owned, cot, &owned)
         else:
             _reuse_float64(<object>prev, total)

@@ -20,7 +20,8 @@
  * flags cleared (fg_quiet_* below): a finite result that raised no flag (0 * y, a sum that
  * cancels) is kept, anything else is discarded and the Python path runs instead, so
  * warnings and errors are NumPy's own; so is the result of a NumPy loop that raised a
- * floating-point flag (an underflow inside tan, say), which NumPy would report.
+ * floating-point flag (an underflow inside tan, say), which NumPy would report.  Two zeros
+ * are known to be exact without that (fg_sum, fg_zero_from_zero).
  * Each reverse kernel evaluates the same expression, in the same order, as the Python
  * rule it stands for in fastgrad/numpy/numpy_vjps.py (tests/test_scalar_kernels.py
  * checks them against each other); setup.py compiles this with -ffp-contract=off, so no
@@ -183,6 +184,28 @@ static FG_COLD int fg_quiet_add(double a, double b, double *out) {
     FG_QUIET_BEGIN
     volatile double r = va + vb;
     FG_QUIET_END(r)
+}
+
+/* a + b in *out, and whether NumPy gives these bits without a floating-point flag: a normal
+   sum, or an exact cancellation (b == -a: zero, and no flag in any rounding or flush mode),
+   else as fg_quiet_add decides.  (A zero cotangent added to a zero is the common case of the
+   second: a gradient that has decayed to zero.) */
+static inline int fg_sum(double a, double b, double *out) {
+    double r = a + b;
+    *out = r;
+    if (fg_is_clean(r) || (r == 0.0 && a == -b))
+        return 1;
+    return fg_quiet_add(a, b, out);
+}
+
+/* Whether a reverse kernel's zero came from a zero cotangent: then it is exact and raised no
+   flag NumPy reports.  Every reverse kernel multiplies or divides g by other values, and
+   those are either checked (a NumPy loop's flags are read after it runs) or guarded (a first
+   operation that may underflow gives NaN: fg_product_may_underflow); zero times a finite
+   number and zero over a nonzero one are exact zeros, the rest are NaN.  A kernel added
+   below must keep this so. */
+static inline int fg_zero_from_zero(double g, double r) {
+    return r == 0.0 && g == 0.0;
 }
 
 /* y is the int 2 or the float 2.0 (the exponent of power's squaring branch); out of line,

@@ -54,6 +54,8 @@ cdef extern from "_scalar_kernels.h":
     bint fg_quiet2(fg_kernel2 f, double x, double y, double* out)
     bint fg_quiet_vjp(fg_vjp_kernel f, double g, double ans, double x, double y, double* out)
     bint fg_quiet_add(double a, double b, double* out)
+    bint fg_sum(double a, double b, double* out)
+    bint fg_zero_from_zero(double g, double r)
     bint fg_is_python_two(PyObject* y)
     int FG_READS_ANS, FG_READS_X, FG_READS_Y, FG_Y_IS_TWO
     double fg_v_neg_g(double, double, double, double)
@@ -255,7 +257,7 @@ cdef object _vjp_by_kernel(VJPRule rule, Py_ssize_t i, object g, object ans, PyO
             return None
         a = PyFloat_AS_DOUBLE(ans)
     r = rule.kernels[i](gv, a, x, y)
-    if fg_is_clean(r) or fg_quiet_vjp(rule.kernels[i], gv, a, x, y, &r):
+    if fg_is_clean(r) or fg_zero_from_zero(gv, r) or fg_quiet_vjp(rule.kernels[i], gv, a, x, y, &r):
         if g_is_spare and type(g) is _float64:
             return _reuse_float64(g, r)
         return fg_new_float64(_float64, r)
@@ -407,8 +409,8 @@ cdef inline object _reuse_float64(object spare, double v):
 
 cdef inline object _add_float64(object a, object b):
     """a + b for two float64 scalars, in C when the sum is a normal number."""
-    cdef double r = PyFloat_AS_DOUBLE(a) + PyFloat_AS_DOUBLE(b)
-    if fg_is_clean(r) or fg_quiet_add(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b), &r):
+    cdef double r
+    if fg_sum(PyFloat_AS_DOUBLE(a), PyFloat_AS_DOUBLE(b), &r):
         return fg_new_float64(_float64, r)
     return a + b
 
