@@ -597,7 +597,7 @@ cdef inline int _add_to_node(VJPNode parent, object cot) except -1:
     cdef bint owned
     cdef PyObject* prev = <PyObject*>parent.pending   # (borrowed: the node holds it)
     cdef double total
-    if parent.pending is None:
+    if prev == <PyObject*>None:
         parent.pending = _first_contribution(cot, &owned)
     elif type(cot) is _float64 and <PyObject*>Py_TYPE(<object>prev) == <PyObject*>_float64 \
             and Py_REFCNT(<object>prev) == 1:

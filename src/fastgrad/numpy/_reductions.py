@@ -189,6 +189,11 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
     evenly.  In x's real dtype, x's shape."""
     if _whole_float64_array(x, axis, where):
         return _whole_array_weights(x, ans)
+    return _grouped_weights(x, ans, axis, where)
+
+
+def _grouped_weights(x, ans, axis, where):
+    """_maxmin_weights for any reduction: ``ans`` reshaped to x's kept axes."""
     shape, dtype = shape_and_dtype(x)
     axes = normalized_axes(axis, len(shape))
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
@@ -202,7 +207,7 @@ def _maxmin_weights(x, ans, axis, keepdims, where=True):
 def _maxmin_reduce_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=None, where=True):
     if _whole_float64_array(x, axis, where):
         return unbroadcast(g * _whole_array_weights(x, ans), x)  # (g is one value: the product broadcasts it)
-    w = _maxmin_weights(x, ans, axis, keepdims, where)
+    w = _grouped_weights(x, ans, axis, where)
     return unbroadcast(expand_reduced(g, shape_of(x), axis, keepdims, like=x) * w, x)
 
 
