@@ -596,14 +596,14 @@ cdef inline object _rule_cotangent(VJPRule rule, object argnum, object g, VJPNod
 cdef inline int _add_to_node(VJPNode parent, object cot) except -1:
     cdef bint owned
     cdef PyObject* prev = <PyObject*>parent.pending   # (borrowed: the node holds it)
-    cdef double total
+    cdef double total, term
     if prev == <PyObject*>None:
         parent.pending = _first_contribution(cot, &owned)
-    elif type(cot) is _float64 and <PyObject*>Py_TYPE(<object>prev) == <PyObject*>_float64 \
-            and Py_REFCNT(<object>prev) == 1:
-        # a sum of float64s that only the node holds takes the next one in place
+    elif <PyObject*>Py_TYPE(<object>prev) == <PyObject*>_float64 and Py_REFCNT(<object>prev) == 1 \
+            and _is_scalar_term(cot, &term):
+        # a float64 sum that only the node holds takes the next scalar term in place
         # (_reuse_float64); an inexact sum goes the general way, where NumPy warns
-        if not fg_sum(PyFloat_AS_DOUBLE(<object>prev), PyFloat_AS_DOUBLE(cot), &total):
+        if not fg_sum(PyFloat_AS_DOUBLE(<object>prev), term, &total):
             parent.pending = _accumulate(parent.pending, parent.owned, cot, &owned)
         else:
             _reuse_float64(<object>prev, total)

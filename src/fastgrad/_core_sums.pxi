@@ -35,9 +35,15 @@ cdef inline bint _exclusive(object a):
 cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):
     """prev + g, in place only into an array this pass allocated (or one nothing else can
     see); ``owned[0]``: the sum is such an array (or an immutable scalar)."""
+    cdef double a, b, r
     tp = type(prev)
     owned[0] = True
-    if tp is type(g):
+    if (tp is not type(g) or tp is _ndarray) and _is_scalar_term(prev, &a) and _is_scalar_term(g, &b):
+        # float64 scalars of different kinds (a float64, a float, the 0-d array that grad
+        # seeds with and rules such as + pass along): NumPy sums them to a float64
+        if fg_sum(a, b, &r):
+            return fg_new_float64(_float64, r)
+    elif tp is type(g):
         if tp is _float64:
             return _add_float64(prev, g)
         if tp is float or tp is complex:
@@ -55,6 +61,15 @@ cdef object _accumulate(object prev, bint prev_owned, object g, bint* owned):
     if prev_owned and not _is_fast(tp):
         prev = _readable(prev)   # the generic add may record it (higher order): no markers
     return _by_generic_add(prev, prev_owned, g, owned)
+
+
+cdef inline bint _is_scalar_term(object v, double* out):
+    """``v`` is a float, a float64 or a 0-d float64 array in native byte order (its value
+    in ``out``)."""
+    if type(v) is float:
+        out[0] = PyFloat_AS_DOUBLE(v)
+        return True
+    return _cotangent_value(v, out)
 
 
 cdef object _first_contribution(object g, bint* owned):

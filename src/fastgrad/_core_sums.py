@@ -2,12 +2,13 @@
 ``generic_add``, and the rule that only arrays the pass made are added into (pure engine;
 _core_sums.pxi is the compiled one)."""
 
-from numpy import float64, ndarray
+from numpy import dtype, float64, ndarray
 
 from ._core_boxes import Box
 from ._core_seam import _bound
 
 _IMMUTABLE = (float, complex, float64)  # cotangent types summed with `+`, never in place
+_FLOAT64 = dtype(float64)  # (native byte order: a swapped one does not compare equal)
 # (The compiled pass writes a float64 sum, or a chain's next cotangent, into a float64 that
 # only it holds, where this one makes a new float64: the same values, fewer allocations;
 # no one else can see the object, so both engines give the same results.)
@@ -21,6 +22,10 @@ def same_layout(a, b):
 def _accumulate(prev, prev_owned, g):
     """prev + g, in place only into an array this pass allocated.  -> (sum, owned)"""
     tp = type(prev)
+    if (tp is not type(g) or tp is ndarray) and _is_scalar_term(prev) and _is_scalar_term(g):
+        # float64 scalars of different kinds (a float64, a float, the 0-d array that grad
+        # seeds with and rules such as + pass along): NumPy sums them to a float64
+        return prev + g, True
     if tp is type(g):
         if tp in _IMMUTABLE:
             return prev + g, True
@@ -34,6 +39,12 @@ def _accumulate(prev, prev_owned, g):
     if prev_owned and tp not in _IMMUTABLE and tp is not ndarray:
         prev = _readable(prev)  # the generic add may record it (higher order): no markers
     return _bound.generic_add(prev, prev_owned, g)
+
+
+def _is_scalar_term(v):
+    """``v`` is a float, a float64 or a 0-d float64 array in native byte order."""
+    tp = type(v)
+    return tp is float or tp is float64 or (tp is ndarray and v.ndim == 0 and v.dtype == _FLOAT64)
 
 
 def _first_contribution(g):
