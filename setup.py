@@ -97,6 +97,9 @@ PLAIN_MODULES = [
     "fastgrad.numpy._indexing",
     "fastgrad.numpy._differences",
     "fastgrad.numpy.numpy_vjps",
+    # the box of NumPy values: user code reads its attributes (shape, len, ndim) and NumPy
+    # hands it the ufuncs of its operators (ndarray * box, float64 * box)
+    "fastgrad.numpy.numpy_boxes",
 ]
 
 

@@ -29,6 +29,7 @@ COMPILED_SOURCES = (
     "fastgrad.numpy._indexing",
     "fastgrad.numpy._differences",
     "fastgrad.numpy.numpy_vjps",
+    "fastgrad.numpy.numpy_boxes",
 )
 MANIFEST = "_compiled_sources.json"
 
