@@ -587,6 +587,32 @@ def test_norm_at_zero_matrix_is_finite(ord):
     onp.testing.assert_array_equal(g, onp.zeros((2, 3)))
 
 
+@pytest.mark.parametrize(
+    "x",
+    [_rs(14).randn(5), _rs(15).randn(3, 4), _rs(16).randn(2, 3, 2), onp.zeros(3), onp.array([0.0, -0.0, 2.5])],
+    ids=["vector", "matrix", "3-d", "zeros", "signed zeros"],
+)
+def test_the_plain_2_norm_gives_the_general_rule_bits(x):
+    # np.linalg.norm(x) without options has a shortcut in its rule; with ord=None given,
+    # the general rule runs
+    v = _rs(17).randn(*x.shape)
+
+    def first(norm):
+        return lambda x: norm(x) * 1.5
+
+    def second(norm):
+        return lambda x: np.sum(fastgrad.grad(first(norm))(x) * v)
+
+    def general(y):
+        return np.linalg.norm(y, ord=None)
+
+    for order in (first, second):
+        shortcut = fastgrad.grad(order(np.linalg.norm))(x)
+        reference = fastgrad.grad(order(general))(x)
+        assert shortcut.dtype == reference.dtype == onp.float64 and shortcut.shape == x.shape
+        onp.testing.assert_array_equal(shortcut, reference)
+
+
 @FG_ONLY
 def test_norm_inf_ties_split_and_no_nan():
     x = onp.array([1.0, -3.0, 3.0, 2.0])

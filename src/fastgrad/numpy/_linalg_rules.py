@@ -1010,6 +1010,7 @@ def _lstsq_vjp_b(g, ans, a, b, rcond=RCOND_DEFAULT):
 # repeated or zero singular values.
 
 _INF = float("inf")
+_FLOAT64 = onp.dtype(onp.float64)
 
 
 def _unit(x):
@@ -1127,6 +1128,10 @@ def _norm_args(args, kwargs):
 
 
 def _norm_vjp(g, ans, x, *args, **kwargs):
+    if not args and not kwargs and type(x) is onp.ndarray and x.dtype == _FLOAT64:
+        # the commonest norm, the 2-norm (Frobenius) of a whole float64 array: what the
+        # general path gives, g * (x / ans) (x / 1 where ans is 0), without its reshapes
+        return g * (x / (ans if ans != 0 else 1.0))
     ord, axis, keepdims = _norm_args(args, kwargs)
     kind, axes, ord = _norm_plan(x, ord, axis)
     return _norm_vjp_from(g, ans, x, kind, axes, ord, keepdims)
